@@ -1,0 +1,61 @@
+"""Ids, slugs and timestamp formats of the API."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+import unicodedata
+from datetime import UTC, datetime
+
+ID_RE = re.compile(r"^[0-9a-f]{24}$")
+_counter = int.from_bytes(os.urandom(3), "big")
+
+
+def new_id() -> str:
+    """Return a new 24-hex id: a 4-byte timestamp, 5 random bytes and a 3-byte counter."""
+    global _counter
+    _counter = (_counter + 1) & 0xFFFFFF
+    return f"{int(time.time()):08x}{os.urandom(5).hex()}{_counter:06x}"
+
+
+def stable_id(*parts: object) -> str:
+    """Return a deterministic 24-hex id for an imported record (the same key, the same id)."""
+    return hashlib.sha1(":".join(str(p) for p in parts).encode()).hexdigest()[:24]
+
+
+def is_id(value: str) -> bool:
+    """Tell whether a path segment is an id rather than a slug."""
+    return bool(ID_RE.match(value))
+
+
+def slugify(text: str, max_length: int = 80) -> str:
+    """Return a lowercase ASCII slug: accents folded, runs of other characters made one dash."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")
+    return slug[:max_length].rstrip("-") or "untitled"
+
+
+def utcnow() -> datetime:
+    """Return the current time in UTC, to the second."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def _aware(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def format_ts(value: datetime | None) -> str | None:
+    """Format a timestamp as ``YYYY-MM-DDThh:mm:ss+00:00`` (the API's resource form)."""
+    if value is None:
+        return None
+    return _aware(value).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+
+
+def format_ts_ms(value: datetime | None) -> str | None:
+    """Format a timestamp as ``YYYY-MM-DDThh:mm:ss.000Z`` (the API's sale schedule form)."""
+    if value is None:
+        return None
+    aware = _aware(value)
+    return aware.strftime("%Y-%m-%dT%H:%M:%S.") + f"{aware.microsecond // 1000:03d}Z"

@@ -1,0 +1,124 @@
+"""Users, their details and collections, applications, tokens, codes and social identities."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from common.models.base import FK, Base, IdColumn, JSONType, Timestamps
+
+
+class User(Timestamps, Base):
+    """A user account. The password is stored only as an argon2id hash."""
+
+    __tablename__ = "users"
+    id: Mapped[str] = IdColumn()
+    name: Mapped[str] = mapped_column(String(200))
+    email: Mapped[str] = mapped_column(String(320), unique=True)  # stored lower-cased
+    password_hash: Mapped[str | None] = mapped_column(String(200))
+    type: Mapped[str] = mapped_column(String(20), default="User")  # User | Admin
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class UserDetail(Timestamps, Base):
+    """Private details of a user (its id is the user's id)."""
+
+    __tablename__ = "user_details"
+    id: Mapped[str] = FK("users.id", primary_key=True, index=False)
+    birthday: Mapped[str | None] = mapped_column(String(20))
+    phone: Mapped[str | None] = mapped_column(String(40))
+    gender: Mapped[str | None] = mapped_column(String(20))
+
+
+class Collection(Timestamps, Base):
+    """A user's collection of artworks; every user has a default one, "Saved Artwork"."""
+
+    __tablename__ = "collections"
+    id: Mapped[str] = IdColumn()
+    user_id: Mapped[str] = FK("users.id")
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    default: Mapped[bool] = mapped_column(Boolean, default=False)
+    private: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class CollectionItem(Timestamps, Base):
+    """An artwork in a collection, at a position (1..n, contiguous)."""
+
+    __tablename__ = "collection_items"
+    id: Mapped[str] = IdColumn()
+    collection_id: Mapped[str] = FK("collections.id", index=False)
+    artwork_id: Mapped[str] = FK("artworks.id")
+    position: Mapped[int] = mapped_column(Integer)
+    __table_args__ = (
+        Index(None, "collection_id", "artwork_id", unique=True),
+        Index(None, "collection_id", "position"),
+    )
+
+
+class Application(Timestamps, Base):
+    """A client application. Its secret is stored only as a SHA-256 digest."""
+
+    __tablename__ = "applications"
+    id: Mapped[str] = IdColumn()
+    name: Mapped[str] = mapped_column(String(200))
+    user_id: Mapped[str | None] = FK("users.id", nullable=True, ondelete="SET NULL")
+    client_id: Mapped[str] = mapped_column(String(64), unique=True)
+    client_secret_digest: Mapped[str] = mapped_column(String(64))
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    redirect_uris: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    standard_token_response: Mapped[bool] = mapped_column(Boolean, default=False)
+    published_artworks_access_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    roles: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    api_version: Mapped[int] = mapped_column(Integer, default=2)
+    # Per-application override of the default rate limit, e.g. "20/second".
+    rate_limit: Mapped[str | None] = mapped_column(String(40))
+
+
+class Token(Base):
+    """An issued token, known only by the SHA-256 digest of its opaque value."""
+
+    __tablename__ = "tokens"
+    id: Mapped[str] = IdColumn()
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[str] = mapped_column(String(10))  # xapp | access
+    application_id: Mapped[str] = FK("applications.id")
+    user_id: Mapped[str | None] = FK("users.id", nullable=True)
+    scope: Mapped[str] = mapped_column(String(200), default="")
+    code_id: Mapped[str | None] = FK(
+        "authorization_codes.id", nullable=True, ondelete="SET NULL"
+    )
+    created_at: Mapped[datetime] = mapped_column()
+    expires_at: Mapped[datetime] = mapped_column(index=True)
+    expired_at: Mapped[datetime | None] = mapped_column()
+
+
+class AuthorizationCode(Base):
+    """A single-use authorization code, known only by its digest, bound to client and URI."""
+
+    __tablename__ = "authorization_codes"
+    id: Mapped[str] = IdColumn()
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    application_id: Mapped[str] = FK("applications.id")
+    user_id: Mapped[str] = FK("users.id")
+    redirect_uri: Mapped[str] = mapped_column(String(2000))
+    scope: Mapped[str] = mapped_column(String(200), default="")
+    code_challenge: Mapped[str | None] = mapped_column(String(128))
+    code_challenge_method: Mapped[str | None] = mapped_column(String(10))
+    created_at: Mapped[datetime] = mapped_column()
+    expires_at: Mapped[datetime] = mapped_column()
+    used_at: Mapped[datetime | None] = mapped_column()
+
+
+class SocialIdentity(Base):
+    """A verified identity at a social provider, linked to exactly one user."""
+
+    __tablename__ = "social_identities"
+    id: Mapped[str] = IdColumn()
+    user_id: Mapped[str] = FK("users.id")
+    provider: Mapped[str] = mapped_column(String(20))
+    provider_uid: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column()
+    __table_args__ = (Index(None, "provider", "provider_uid", unique=True),)

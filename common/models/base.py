@@ -1,0 +1,87 @@
+"""Declarative base, column types and mixins shared by every model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, MetaData, String, TypeDecorator
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from common.ids import new_id, utcnow
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Store timestamps as naive UTC; read them back as aware UTC on every backend."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return value.replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC)
+
+
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+
+
+class Base(DeclarativeBase):
+    """Declarative base with a naming convention, so migrations name constraints stably."""
+
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map: dict[Any, Any] = {datetime: UTCDateTime()}
+
+
+def IdColumn() -> Mapped[str]:  # noqa: N802 - reads as a column type
+    """Return a 24-hex primary key column with a generated default."""
+    return mapped_column(String(24), primary_key=True, default=new_id)
+
+
+def FK(  # noqa: N802 - reads as a column type
+    target: str,
+    *,
+    nullable: bool = False,
+    index: bool = True,
+    primary_key: bool = False,
+    ondelete: str = "CASCADE",
+) -> Any:
+    """Return a 24-hex foreign key column."""
+    return mapped_column(
+        String(24),
+        ForeignKey(target, ondelete=ondelete),
+        nullable=nullable,
+        index=index,
+        primary_key=primary_key,
+    )
+
+
+class Timestamps:
+    """``created_at`` and ``updated_at``, set by the database layer."""
+
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class ImageFields:
+    """An image URL template (with ``{image_version}``) and the versions it can be filled with."""
+
+    image_url: Mapped[str | None] = mapped_column(String(500))
+    image_versions: Mapped[list[str]] = mapped_column(JSONType, default=list)

@@ -1,0 +1,174 @@
+"""The public catalog: artists, artworks, editions, genes, partners, profiles, images."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Boolean, Float, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from common.models.base import FK, Base, IdColumn, ImageFields, JSONType, Timestamps
+
+
+class Partner(Timestamps, Base):
+    """A gallery, institution or other organisation that shows and holds artworks."""
+
+    __tablename__ = "partners"
+    id: Mapped[str] = IdColumn()
+    slug: Mapped[str] = mapped_column(String(120), unique=True)
+    type: Mapped[str] = mapped_column(String(40), default="Gallery")
+    name: Mapped[str] = mapped_column(String(300))
+    email: Mapped[str] = mapped_column(String(300), default="")
+    region: Mapped[str | None] = mapped_column(String(100))
+    website: Mapped[str | None] = mapped_column(String(500))
+    enforce_on_platform_transactions: Mapped[bool | None] = mapped_column(Boolean)
+    eligible_for_partner_analytics: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class PartnerUser(Base):
+    """A user's access to manage a partner."""
+
+    __tablename__ = "partner_users"
+    partner_id: Mapped[str] = FK("partners.id", primary_key=True, index=False)
+    user_id: Mapped[str] = FK("users.id", primary_key=True)
+
+
+class Profile(Timestamps, ImageFields, Base):
+    """A public profile page owned by a partner, a fair or a user; found by id or handle."""
+
+    __tablename__ = "profiles"
+    id: Mapped[str] = IdColumn()
+    handle: Mapped[str] = mapped_column(String(120), unique=True)
+    location: Mapped[str] = mapped_column(String(300), default="")
+    description: Mapped[str] = mapped_column(Text, default="")
+    website: Mapped[str | None] = mapped_column(String(500))
+    owner_type: Mapped[str] = mapped_column(String(20))  # partner | fair | user
+    owner_id: Mapped[str] = mapped_column(String(24))
+    cover_image_id: Mapped[str | None] = FK("images.id", nullable=True, ondelete="SET NULL")
+
+
+class Artist(Timestamps, ImageFields, Base):
+    """An artist."""
+
+    __tablename__ = "artists"
+    id: Mapped[str] = IdColumn()
+    slug: Mapped[str] = mapped_column(String(120), unique=True)
+    name: Mapped[str] = mapped_column(String(300))
+    sortable_name: Mapped[str] = mapped_column(String(300), default="")
+    gender: Mapped[str | None] = mapped_column(String(20))
+    biography: Mapped[str | None] = mapped_column(Text)
+    birthday: Mapped[str] = mapped_column(String(60), default="")
+    deathday: Mapped[str] = mapped_column(String(60), default="")
+    hometown: Mapped[str | None] = mapped_column(String(300))
+    location: Mapped[str | None] = mapped_column(String(300))
+    nationality: Mapped[str | None] = mapped_column(String(100))
+    target_supply: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Maintained by the loaders and writes; used for filters, similarity and search ranking.
+    artworks_count: Mapped[int] = mapped_column(Integer, default=0, index=True)
+    published_artworks_count: Mapped[int] = mapped_column(Integer, default=0, index=True)
+    birth_year: Mapped[int | None] = mapped_column(Integer, index=True)
+
+
+class Artwork(Timestamps, ImageFields, Base):
+    """An artwork."""
+
+    __tablename__ = "artworks"
+    id: Mapped[str] = IdColumn()
+    slug: Mapped[str] = mapped_column(String(160), unique=True)
+    title: Mapped[str] = mapped_column(Text, default="")
+    category: Mapped[str | None] = mapped_column(String(60), index=True)
+    medium: Mapped[str | None] = mapped_column(Text)
+    date: Mapped[str | None] = mapped_column(String(200))
+    year_start: Mapped[int | None] = mapped_column(Integer, index=True)
+    year_end: Mapped[int | None] = mapped_column(Integer)
+    dimensions: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    published: Mapped[bool] = mapped_column(Boolean, default=True, index=True)
+    website: Mapped[str] = mapped_column(String(500), default="")
+    signature: Mapped[str] = mapped_column(Text, default="")
+    series: Mapped[str] = mapped_column(Text, default="")
+    provenance: Mapped[str] = mapped_column(Text, default="")
+    literature: Mapped[str] = mapped_column(Text, default="")
+    exhibition_history: Mapped[str] = mapped_column(Text, default="")
+    collecting_institution: Mapped[str] = mapped_column(String(300), default="")
+    additional_information: Mapped[str] = mapped_column(Text, default="")
+    image_rights: Mapped[str | None] = mapped_column(Text)
+    blurb: Mapped[str] = mapped_column(Text, default="")
+    unique: Mapped[bool] = mapped_column(Boolean, default=False)
+    cultural_maker: Mapped[str | None] = mapped_column(String(300))
+    iconicity: Mapped[float] = mapped_column(Float, default=0.0)
+    can_inquire: Mapped[bool] = mapped_column(Boolean, default=False)
+    can_acquire: Mapped[bool] = mapped_column(Boolean, default=False)
+    can_share: Mapped[bool] = mapped_column(Boolean, default=True)
+    sale_message: Mapped[str | None] = mapped_column(String(300))
+    sold: Mapped[bool] = mapped_column(Boolean, default=False)
+    partner_id: Mapped[str | None] = FK("partners.id", nullable=True, ondelete="SET NULL")
+
+
+class ArtworkArtist(Base):
+    """An artist's part in an artwork (``role``: artist, after, attributed to, publisher, ...)."""
+
+    __tablename__ = "artwork_artists"
+    artwork_id: Mapped[str] = FK("artworks.id", primary_key=True, index=False)
+    artist_id: Mapped[str] = FK("artists.id", primary_key=True, index=True)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    role: Mapped[str | None] = mapped_column(String(60))
+
+
+class Edition(Timestamps, Base):
+    """An edition (a set of prints or casts) of an artwork."""
+
+    __tablename__ = "editions"
+    id: Mapped[str] = IdColumn()
+    artwork_id: Mapped[str] = FK("artworks.id")
+    dimensions: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    editions: Mapped[str] = mapped_column(String(200), default="")
+    size: Mapped[str | None] = mapped_column(String(100))
+    available_editions: Mapped[list[Any] | None] = mapped_column(JSONType)
+    artist_proofs: Mapped[str | None] = mapped_column(String(100))
+    prototypes: Mapped[str | None] = mapped_column(String(100))
+    can_acquire: Mapped[bool] = mapped_column(Boolean, default=False)
+    sale_message: Mapped[str | None] = mapped_column(String(300))
+    sold: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Gene(Timestamps, ImageFields, Base):
+    """A gene: a characteristic (movement, subject, medium, ...) of artists and artworks."""
+
+    __tablename__ = "genes"
+    id: Mapped[str] = IdColumn()
+    slug: Mapped[str] = mapped_column(String(160), unique=True)
+    name: Mapped[str] = mapped_column(String(300))
+    display_name: Mapped[str | None] = mapped_column(String(300))
+    description: Mapped[str] = mapped_column(Text, default="")
+    family: Mapped[str | None] = mapped_column(String(60))
+
+
+class ArtistGene(Base):
+    """A gene of an artist."""
+
+    __tablename__ = "artist_genes"
+    artist_id: Mapped[str] = FK("artists.id", primary_key=True, index=False)
+    gene_id: Mapped[str] = FK("genes.id", primary_key=True, index=True)
+
+
+class ArtworkGene(Base):
+    """A gene of an artwork."""
+
+    __tablename__ = "artwork_genes"
+    artwork_id: Mapped[str] = FK("artworks.id", primary_key=True, index=False)
+    gene_id: Mapped[str] = FK("genes.id", primary_key=True, index=True)
+
+
+class Image(Timestamps, ImageFields, Base):
+    """An image: an installation shot of a show, or an additional view of an artwork."""
+
+    __tablename__ = "images"
+    id: Mapped[str] = IdColumn()
+    position: Mapped[int] = mapped_column(Integer, default=1)
+    default: Mapped[bool] = mapped_column(Boolean, default=False)
+    aspect_ratio: Mapped[float | None] = mapped_column(Float)
+    original_height: Mapped[int | None] = mapped_column(Integer)
+    original_width: Mapped[int | None] = mapped_column(Integer)
+    caption: Mapped[str | None] = mapped_column(Text)
+    show_id: Mapped[str | None] = FK("shows.id", nullable=True)
+    artwork_id: Mapped[str | None] = FK("artworks.id", nullable=True)

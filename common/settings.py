@@ -1,0 +1,146 @@
+"""Typed, frozen settings for both services, read from the environment in this one module.
+
+Nothing else in the project reads ``os.environ``. Tests construct settings directly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+S = TypeVar("S", bound="Settings")
+
+DAY = 86_400
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Settings shared by both services."""
+
+    instance_dir: Path = Path("instance")
+    database_url: str = ""
+    redis_url: str = ""
+    public_url: str = ""
+    secret_key: str = ""
+    redis_prefix: str = "artcat"
+    vendor: str = "artcat"
+    # Token lifetimes, in seconds.
+    xapp_token_ttl: int = 7 * DAY
+    access_token_ttl: int = 60 * DAY
+    offline_token_ttl: int = 25 * 365 * DAY + 6 * DAY  # 25 calendar years, leap days included
+    # How long an unknown token digest is remembered as unknown in Redis.
+    negative_cache_ttl: int = 30
+    # argon2id parameters (OWASP: m=19 MiB, t=2, p=1 as the floor; these are stronger).
+    argon2_time_cost: int = 3
+    argon2_memory_cost: int = 65_536
+    argon2_parallelism: int = 1
+    sql_echo: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "instance_dir", Path(self.instance_dir))
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        """Return the database URL, defaulting to a SQLite file in the instance folder."""
+        if self.database_url:
+            return normalise_database_url(self.database_url)
+        return f"sqlite:///{(self.instance_dir / 'artcat.sqlite3').resolve()}"
+
+    @property
+    def embedded_redis_path(self) -> Path:
+        """Return the path of the embedded Redis database file."""
+        return (self.instance_dir / "redis.rdb").resolve()
+
+    @classmethod
+    def from_env(cls: type[S], environ: Mapping[str, str] | None = None, **overrides: Any) -> S:
+        """Build settings from the environment (``os.environ`` by default)."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = env.get(f.name.upper())
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _coerce(f, raw)
+        values.update(overrides)
+        instance_dir = Path(values.get("instance_dir", cls.instance_dir))
+        if not values.get("secret_key"):
+            values["secret_key"] = load_or_create_secret_key(instance_dir)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class AuthSettings(Settings):
+    """Settings of the authorization server."""
+
+    # Per-account and per-IP attempts allowed for the credentials grant.
+    login_attempts_per_account: str = "10/5minutes"
+    login_attempts_per_ip: str = "30/minute"
+    code_ttl: int = 600
+    session_cookie_secure: bool = False
+
+
+@dataclass(frozen=True)
+class ResourceSettings(Settings):
+    """Settings of the catalog (resource) server."""
+
+    page_size_default: int = 5
+    page_size_max: int = 100
+    rate_limit: str = "5/second"
+    rate_limit_burst: int = 10
+
+
+@dataclass(frozen=True)
+class ServeSettings(Settings):
+    """Settings of the ``artcat serve`` command."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    threads: int = 4
+    load_demo: bool = True
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def normalise_database_url(url: str) -> str:
+    """Return a SQLAlchemy URL, mapping ``postgres://`` and ``postgresql://`` to psycopg 3."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def load_or_create_secret_key(instance_dir: Path) -> str:
+    """Return the secret key persisted in the instance folder, creating it on first use."""
+    instance_dir.mkdir(parents=True, exist_ok=True)
+    path = instance_dir / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    key = secrets.token_urlsafe(48)
+    tmp = instance_dir / f".secret_key.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key)
+    try:
+        os.link(tmp, path)  # atomic: of two racing processes, exactly one key wins
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+    return path.read_text().strip()
+
+
+def _coerce(f: dataclasses.Field[Any], raw: str) -> Any:
+    kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "str")
+    if kind == "bool":
+        return raw.strip().lower() in {"1", "true", "yes", "on"}
+    if kind == "int":
+        return int(raw)
+    if kind == "Path":
+        return Path(raw)
+    if kind.startswith("dict"):
+        return {}
+    return raw

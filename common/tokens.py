@@ -1,0 +1,239 @@
+"""The token contract shared by both services.
+
+Tokens are opaque random strings; only their SHA-256 digest is stored, in SQL (the durable record)
+and in Redis (``<prefix>:tok:<digest>`` -> a compact record, expiring with the token). The
+resource server does one Redis GET per request; on a miss it reads SQL once and writes the record
+back with SET NX. Unknown digests are cached negatively for a short time. Expiry marks the SQL row
+and then overwrites the Redis key with a tombstone, so a concurrent read-through cannot resurrect it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from redis import Redis
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from common.ids import new_id, utcnow
+from common.models import Token
+
+TOKEN_BYTES = 32  # 256 bits of entropy
+TOMBSTONE = b"X"
+UNKNOWN = b"N"
+RECORD_VERSION = "1"
+# A tombstone outlives any read-through that could still be in flight.
+MIN_TOMBSTONE_TTL = 300
+
+
+def generate_secret(nbytes: int = TOKEN_BYTES) -> str:
+    """Return a URL-safe random string with ``nbytes`` bytes of entropy."""
+    return secrets.token_urlsafe(nbytes)
+
+
+def digest(value: str) -> str:
+    """Return the hex SHA-256 digest under which a token or secret is stored."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def digests_match(value: str, stored_digest: str) -> bool:
+    """Compare a presented secret with a stored digest in constant time."""
+    return hmac.compare_digest(digest(value), stored_digest)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    """What a resource server needs to know about a valid token."""
+
+    kind: str  # "xapp" or "access"
+    application_id: str
+    user_id: str | None
+    scope: str
+    expires_at: int  # Unix seconds
+
+    def encode(self) -> bytes:
+        """Return the compact Redis encoding of the record."""
+        return "|".join(
+            (
+                RECORD_VERSION,
+                self.kind,
+                self.application_id,
+                self.user_id or "",
+                self.scope,
+                str(self.expires_at),
+            )
+        ).encode()
+
+    @classmethod
+    def decode(cls, raw: bytes) -> TokenRecord | None:
+        """Parse a Redis value; return None for tombstones, unknown markers and garbage."""
+        parts = raw.decode("utf-8", "replace").split("|")
+        if len(parts) != 6 or parts[0] != RECORD_VERSION:
+            return None
+        _, kind, app, user, scope, exp = parts
+        try:
+            expires_at = int(exp)
+        except ValueError:
+            return None
+        return cls(kind, app, user or None, scope, expires_at)
+
+    @classmethod
+    def from_row(cls, row: Token) -> TokenRecord:
+        """Build the record from the SQL row."""
+        return cls(
+            row.kind,
+            row.application_id,
+            row.user_id,
+            row.scope,
+            int(row.expires_at.timestamp()),
+        )
+
+    @property
+    def is_user(self) -> bool:
+        """Tell whether the token acts for a user (an access token)."""
+        return self.kind == "access" and self.user_id is not None
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A newly issued token: the clear value (shown once) and its SQL row."""
+
+    value: str
+    row: Token
+
+
+class TokenStore:
+    """Issue, look up and expire tokens through SQL and Redis."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        sessions: sessionmaker[Session],
+        *,
+        prefix: str = "artcat",
+        negative_ttl: int = 30,
+    ) -> None:
+        self.redis = redis
+        self.sessions = sessions
+        self.prefix = prefix
+        self.negative_ttl = negative_ttl
+
+    def key(self, token_digest: str) -> str:
+        """Return the Redis key of a token digest."""
+        return f"{self.prefix}:tok:{token_digest}"
+
+    # -- issuing (auth server) -------------------------------------------------------------
+
+    def issue(
+        self,
+        session: Session,
+        *,
+        kind: str,
+        application_id: str,
+        user_id: str | None,
+        ttl: int,
+        scope: str = "",
+        code_id: str | None = None,
+    ) -> IssuedToken:
+        """Add a new token to ``session`` and publish it to Redis once the caller commits.
+
+        The SQL row is flushed (not committed) here; call :meth:`publish` after the commit.
+        """
+        value = generate_secret()
+        now = utcnow()
+        row = Token(
+            id=new_id(),
+            digest=digest(value),
+            kind=kind,
+            application_id=application_id,
+            user_id=user_id,
+            scope=scope,
+            code_id=code_id,
+            created_at=now,
+            expires_at=now + timedelta(seconds=ttl),
+        )
+        session.add(row)
+        session.flush()
+        return IssuedToken(value, row)
+
+    def publish(self, row: Token) -> None:
+        """Write a committed token's record to Redis, expiring with the token."""
+        record = TokenRecord.from_row(row)
+        ttl = record.expires_at - int(time.time())
+        if ttl > 0:
+            self.redis.set(self.key(row.digest), record.encode(), ex=ttl)
+
+    # -- validating (resource server) ------------------------------------------------------
+
+    def lookup(self, token: str) -> TokenRecord | None:
+        """Return the record of a valid token, or None; one Redis GET on the hot path."""
+        if not token or len(token) > 512:
+            return None
+        token_digest = digest(token)
+        key = self.key(token_digest)
+        raw = self.redis.get(key)
+        if raw is not None:
+            record = TokenRecord.decode(raw)
+            if record is None or record.expires_at <= time.time():
+                return None
+            return record
+        return self._read_through(token_digest, key)
+
+    def _read_through(self, token_digest: str, key: str) -> TokenRecord | None:
+        with self.sessions() as session:
+            row = session.scalar(select(Token).where(Token.digest == token_digest))
+        now = time.time()
+        if row is None:
+            self.redis.set(key, UNKNOWN, ex=self.negative_ttl, nx=True)
+            return None
+        record = TokenRecord.from_row(row)
+        if row.expired_at is not None or record.expires_at <= now:
+            self.redis.set(key, TOMBSTONE, ex=MIN_TOMBSTONE_TTL, nx=True)
+            return None
+        self.redis.set(key, record.encode(), ex=max(1, int(record.expires_at - now)), nx=True)
+        return record
+
+    # -- expiring (auth server) ------------------------------------------------------------
+
+    def expire(self, token: str) -> Token | None:
+        """Expire one token by its clear value; return its row, or None when unknown or spent."""
+        with self.sessions() as session, session.begin():
+            row = session.scalar(
+                select(Token).where(Token.digest == digest(token), Token.expired_at.is_(None))
+            )
+            if row is None or row.expires_at <= datetime.now(UTC):
+                return None
+            row.expired_at = utcnow()
+        self.tombstone([row])
+        return row
+
+    def expire_where(self, session: Session, *conditions: object) -> list[Token]:
+        """Expire every live token matching ``conditions`` in ``session``; tombstone after commit.
+
+        Returns the rows; call :meth:`tombstone` with them once the transaction has committed.
+        """
+        now = utcnow()
+        rows = list(
+            session.scalars(
+                update(Token)
+                .where(Token.expired_at.is_(None), Token.expires_at > now, *conditions)  # type: ignore[arg-type]
+                .values(expired_at=now)
+                .returning(Token)
+            )
+        )
+        return rows
+
+    def tombstone(self, rows: Iterable[Token]) -> None:
+        """Overwrite the Redis keys of expired tokens with tombstones (never a DEL)."""
+        now = time.time()
+        pipe = self.redis.pipeline(transaction=False)
+        for row in rows:
+            remaining = int(row.expires_at.timestamp() - now)
+            pipe.set(self.key(row.digest), TOMBSTONE, ex=max(MIN_TOMBSTONE_TTL, remaining))
+        pipe.execute()

@@ -1,0 +1,53 @@
+"""Alembic environment: run migrations against the configured database."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import create_engine, pool
+
+from common.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run_migrations_offline() -> None:
+    """Emit SQL for the configured URL without connecting."""
+    context.configure(
+        url=config.get_main_option("sqlalchemy.url"),
+        target_metadata=target_metadata,
+        literal_binds=True,
+        render_as_batch=True,
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    """Connect and migrate."""
+    url = config.get_main_option("sqlalchemy.url")
+    assert url
+    connectable = config.attributes.get("connection") or create_engine(url, poolclass=pool.NullPool)
+    if hasattr(connectable, "connect"):
+        with connectable.connect() as connection:
+            _run(connection)
+    else:
+        _run(connectable)
+
+
+def _run(connection: object) -> None:
+    context.configure(
+        connection=connection,  # type: ignore[arg-type]
+        target_metadata=target_metadata,
+        render_as_batch=True,
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

@@ -1,0 +1,96 @@
+"""Shared fixtures: settings for a throwaway instance, a migrated database, Redis, sessions.
+
+Tests run on SQLite + embedded Redis by default, and on PostgreSQL + a Redis server when
+``DATABASE_URL`` / ``REDIS_URL`` are set (the CI runs both).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis import Redis
+from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from common.db import make_engine, make_sessionmaker, upgrade
+from common.models import Base
+from common.redis_store import connect_redis
+from common.settings import Settings
+
+SHARED_SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "sample"
+
+# Cheap argon2 parameters: tests hash many passwords.
+CHEAP_ARGON2 = {"argon2_time_cost": 1, "argon2_memory_cost": 1024, "argon2_parallelism": 1}
+
+
+@pytest.fixture(scope="session")
+def instance_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Return a fresh instance folder for the test session."""
+    return tmp_path_factory.mktemp("instance")
+
+
+@pytest.fixture(scope="session")
+def base_settings(instance_dir: Path) -> Settings:
+    """Return settings for the test session's stores (env URLs when given, else embedded)."""
+    return Settings(
+        instance_dir=instance_dir,
+        database_url=os.environ.get("DATABASE_URL", ""),
+        redis_url=os.environ.get("REDIS_URL", ""),
+        secret_key="test-secret-key",
+        redis_prefix=f"artcat-test-{os.getpid()}",
+        **CHEAP_ARGON2,
+    )
+
+
+@pytest.fixture(scope="session")
+def engine(base_settings: Settings) -> Iterator[Engine]:
+    """Return an engine on a database migrated to head (a clean schema for the session)."""
+    eng = make_engine(base_settings)
+    if eng.dialect.name == "postgresql":
+        with eng.begin() as conn:
+            conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    upgrade(base_settings)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture(scope="session")
+def sessions(engine: Engine) -> sessionmaker[Session]:
+    """Return the session factory of the test database."""
+    return make_sessionmaker(engine)
+
+
+@pytest.fixture(scope="session")
+def redis_client(base_settings: Settings) -> Redis:
+    """Return a client of the test Redis (the embedded server unless REDIS_URL is set)."""
+    return connect_redis(base_settings)
+
+
+def truncate_all(engine: Engine) -> None:
+    """Empty every table (between tests that write)."""
+    tables = [t.name for t in reversed(Base.metadata.sorted_tables)]
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text(f"TRUNCATE {', '.join(tables)} CASCADE"))
+        else:
+            for name in tables:
+                conn.execute(text(f"DELETE FROM {name}"))
+
+
+@pytest.fixture
+def clean_db(engine: Engine) -> Iterator[Engine]:
+    """Give a test an empty database and empty it again afterwards."""
+    truncate_all(engine)
+    yield engine
+    truncate_all(engine)
+
+
+@pytest.fixture
+def sample_dir() -> Path:
+    """Return ../shared/data/sample, skipping the test when it is absent."""
+    if not SHARED_SAMPLE.is_dir():
+        pytest.skip(f"museum sample not found at {SHARED_SAMPLE} (../shared is beside the repo in CI)")
+    return SHARED_SAMPLE
