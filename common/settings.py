@@ -9,7 +9,7 @@ import dataclasses
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,6 +29,8 @@ class Settings:
     secret_key: str = ""
     redis_prefix: str = "artcat"
     vendor: str = "artcat"
+    # Base URL of the public website that `permalink` links point to; no permalinks when empty.
+    web_url: str = ""
     # Token lifetimes, in seconds.
     xapp_token_ttl: int = 7 * DAY
     access_token_ttl: int = 60 * DAY
@@ -94,17 +96,6 @@ class ResourceSettings(Settings):
     rate_limit_burst: int = 10
 
 
-@dataclass(frozen=True)
-class ServeSettings(Settings):
-    """Settings of the ``artcat serve`` command."""
-
-    host: str = "127.0.0.1"
-    port: int = 8000
-    threads: int = 4
-    load_demo: bool = True
-    extra: dict[str, str] = field(default_factory=dict)
-
-
 def normalise_database_url(url: str) -> str:
     """Return a SQLAlchemy URL, mapping ``postgres://`` and ``postgresql://`` to psycopg 3."""
     for prefix in ("postgres://", "postgresql://"):
@@ -141,6 +132,4 @@ def _coerce(f: dataclasses.Field[Any], raw: str) -> Any:
         return int(raw)
     if kind == "Path":
         return Path(raw)
-    if kind.startswith("dict"):
-        return {}
     return raw

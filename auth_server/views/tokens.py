@@ -1,0 +1,47 @@
+"""Token routes: ``POST /api/tokens/xapp_token`` (and, later, expiry)."""
+
+from __future__ import annotations
+
+from flask import Response, current_app, jsonify, request
+
+from auth_server.accounts import authenticate_client
+from auth_server.audit import audit
+from auth_server.context import services
+from auth_server.errors import AuthError, ParamError
+from auth_server.params import request_params
+from common.ids import format_ts
+
+BAD_CLIENT = "The client id or secret is invalid."
+
+
+def xapp_token() -> tuple[Response, int]:
+    """Issue an application (XAPP) token for valid client credentials (201)."""
+    params = request_params(request)
+    missing = [f for f in ("client_id", "client_secret") if not params.get(f)]
+    if missing:
+        raise ParamError.missing(*missing)
+    svc = services()
+    with svc.stores.sessions() as session, session.begin():
+        app = authenticate_client(session, params["client_id"], params["client_secret"])
+        if app is None:
+            audit("xapp_token.denied", client_id=params["client_id"][:64], ip=request.remote_addr)
+            raise AuthError(BAD_CLIENT)
+        issued = svc.stores.tokens.issue(
+            session,
+            kind="xapp",
+            application_id=app.id,
+            user_id=None,
+            ttl=svc.settings.xapp_token_ttl,
+        )
+    svc.stores.tokens.publish(issued.row)
+    audit("xapp_token.issued", application_id=issued.row.application_id, token_id=issued.row.id)
+    current_app.logger.debug("xapp token issued for %s", issued.row.application_id)
+    body = {
+        "type": "xapp_token",
+        "token": issued.value,
+        "expires_at": format_ts(issued.row.expires_at),
+        "_links": {},
+    }
+    resp = jsonify(body)
+    resp.headers["Cache-Control"] = "no-store"
+    return resp, 201

@@ -1,0 +1,241 @@
+"""The ``artcat`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from common.settings import AuthSettings, ResourceSettings, Settings
+
+
+def _settings() -> Settings:
+    return Settings.from_env()
+
+
+@click.group()
+def main() -> None:
+    """Run and manage the art catalog service."""
+
+
+# -- database ----------------------------------------------------------------------------------
+
+
+@main.group()
+def db() -> None:
+    """Manage the database schema."""
+
+
+@db.command("upgrade")
+@click.option("--revision", default="head", show_default=True)
+def db_upgrade(revision: str) -> None:
+    """Apply migrations up to a revision."""
+    from common.db import upgrade
+
+    upgrade(_settings(), revision)
+    click.echo("database upgraded")
+
+
+@db.command("check")
+def db_check() -> None:
+    """Fail when the models and the migrations have drifted apart."""
+    from alembic import command
+
+    from common.db import alembic_config, upgrade
+
+    settings = _settings()
+    upgrade(settings)
+    command.check(alembic_config(settings))
+
+
+# -- data --------------------------------------------------------------------------------------
+
+
+@main.group()
+def load() -> None:
+    """Load catalog data."""
+
+
+@load.command("demo")
+@click.option("--seed", default=1, show_default=True, help="Random seed (same seed, same data).")
+@click.option("--artworks", default=200, show_default=True, help="Number of artworks.")
+def load_demo_cmd(seed: int, artworks: int) -> None:
+    """Load a deterministic synthetic catalog with a demo application and user."""
+    from common.db import make_engine, upgrade
+    from common.loaders.demo import demo_credentials, load_demo
+
+    settings = _settings()
+    upgrade(settings)
+    report = load_demo(make_engine(settings), settings, seed=seed, artworks=artworks)
+    click.echo(report.summary())
+    creds = demo_credentials(settings)
+    click.echo(f"demo client id: {creds.client_id}\ndemo client secret: {creds.client_secret}")
+
+
+@load.command("tate")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--no-progress", is_flag=True)
+def load_tate_cmd(path: Path, no_progress: bool) -> None:
+    """Import the Tate collection (a folder with artworks.jsonl[.gz] and artists.jsonl[.gz])."""
+    from common.db import make_engine, upgrade
+    from common.loaders.tate import load_tate
+
+    settings = _settings()
+    upgrade(settings)
+    report = load_tate(make_engine(settings), path, progress=not no_progress)
+    click.echo(report.summary())
+
+
+@load.command("cmoa")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--no-progress", is_flag=True)
+def load_cmoa_cmd(path: Path, no_progress: bool) -> None:
+    """Import the Carnegie Museum of Art collection (cmoa.jsonl[.gz], teenie.jsonl[.gz])."""
+    from common.db import make_engine, upgrade
+    from common.loaders.cmoa import load_cmoa
+
+    settings = _settings()
+    upgrade(settings)
+    report = load_cmoa(make_engine(settings), path, progress=not no_progress)
+    click.echo(report.summary())
+
+
+# -- accounts ----------------------------------------------------------------------------------
+
+
+def _emit(as_json: bool, data: dict[str, Any]) -> None:
+    if as_json:
+        click.echo(json.dumps(data))
+    else:
+        for key, value in data.items():
+            click.echo(f"{key}: {value}")
+
+
+@main.group()
+def apps() -> None:
+    """Manage client applications."""
+
+
+@apps.command("create")
+@click.option("--name", required=True)
+@click.option("--owner", "owner_email", required=True, help="The owning user's email.")
+@click.option("--redirect-uri", "redirect_uris", multiple=True, help="Registered redirect URI.")
+@click.option("--standard-token-response", is_flag=True, help="Integer expires_in, token_type.")
+@click.option("--json", "as_json", is_flag=True)
+def apps_create(
+    name: str,
+    owner_email: str,
+    redirect_uris: tuple[str, ...],
+    standard_token_response: bool,
+    as_json: bool,
+) -> None:
+    """Create an application; its secret is printed once and never stored."""
+    from auth_server.accounts import AccountError, create_application, find_user_by_email
+    from common.db import make_engine, make_sessionmaker, upgrade
+
+    settings = _settings()
+    upgrade(settings)
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        owner = find_user_by_email(session, owner_email)
+        if owner is None:
+            raise click.ClickException(f"no user with email {owner_email}")
+        try:
+            new = create_application(
+                session,
+                name=name,
+                owner=owner,
+                redirect_uris=list(redirect_uris),
+                standard_token_response=standard_token_response,
+            )
+        except AccountError as ex:
+            raise click.ClickException(str(ex)) from None
+        data = {
+            "id": new.application.id,
+            "name": new.application.name,
+            "client_id": new.application.client_id,
+            "client_secret": new.client_secret,
+        }
+    _emit(as_json, data)
+
+
+@apps.command("rotate-secret")
+@click.argument("client_id")
+@click.option("--json", "as_json", is_flag=True)
+def apps_rotate(client_id: str, as_json: bool) -> None:
+    """Give an application a new secret (the old one stops working at once)."""
+    from sqlalchemy import select
+
+    from auth_server.accounts import rotate_secret
+    from common.db import make_engine, make_sessionmaker
+    from common.models import Application
+
+    settings = _settings()
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        app = session.scalar(select(Application).where(Application.client_id == client_id))
+        if app is None:
+            raise click.ClickException(f"no application with client id {client_id}")
+        secret = rotate_secret(session, app)
+    _emit(as_json, {"client_id": client_id, "client_secret": secret})
+
+
+@main.group()
+def users() -> None:
+    """Manage user accounts."""
+
+
+@users.command("create")
+@click.option("--email", required=True)
+@click.option("--name", required=True)
+@click.option("--json", "as_json", is_flag=True)
+def users_create(email: str, name: str, as_json: bool) -> None:
+    """Create a user; the password is read from standard input or a prompt."""
+    from auth_server.accounts import AccountError, create_user, password_hasher
+    from common.db import make_engine, make_sessionmaker, upgrade
+
+    if sys.stdin.isatty():
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if len(password) < 8:
+        raise click.ClickException("the password must have at least 8 characters")
+    settings = AuthSettings.from_env()
+    upgrade(settings)
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        try:
+            user = create_user(
+                session, password_hasher(settings), email=email, name=name, password=password
+            )
+        except AccountError as ex:
+            raise click.ClickException(str(ex)) from None
+        data = {"id": user.id, "email": user.email, "name": user.name}
+    _emit(as_json, data)
+
+
+# -- serving -----------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("service", type=click.Choice(["all", "auth", "resource"]), default="all")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--threads", default=4, show_default=True, type=int)
+@click.option("--no-demo", is_flag=True, help="Do not load the demo data on first start.")
+def serve(service: str, host: str, port: int, threads: int, no_demo: bool) -> None:
+    """Serve both services on one port (all), or one of them."""
+    from common.launch import build_wsgi, first_start, print_banner
+    from common.serve import run_waitress
+
+    auth_settings = AuthSettings.from_env()
+    resource_settings = ResourceSettings.from_env()
+    demo = first_start(auth_settings, load_demo_data=service == "all" and not no_demo)
+    app = build_wsgi(service, auth_settings, resource_settings)
+    url = resource_settings.public_url or f"http://{host}:{port}"
+    print_banner(service, url, demo)
+    run_waitress(app, host, port, threads=threads)
+
+
+if __name__ == "__main__":
+    main()

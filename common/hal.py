@@ -1,0 +1,101 @@
+"""HAL building blocks shared by both services: absolute URLs, links, templates, paged envelopes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from uritemplate import URITemplate
+
+Link = dict[str, Any]
+PAGING_PARAMS = ("total_count", "size", "cursor", "offset", "sample")
+
+
+@dataclass(frozen=True)
+class Urls:
+    """Build absolute hrefs under a base such as ``https://example.org`` (no trailing slash)."""
+
+    base: str
+
+    def api(self, path: str, query: Mapping[str, Any] | None = None) -> str:
+        """Return the absolute href of ``/api<path>`` with the query in alphabetical order."""
+        href = f"{self.base}/api{path}"
+        return href + encode_query(query) if query else href
+
+    def absolute(self, path: str) -> str:
+        """Return the absolute href of a site path (outside ``/api``)."""
+        return f"{self.base}{path}"
+
+
+def encode_query(query: Mapping[str, Any]) -> str:
+    """Encode a query string with keys in alphabetical order, dropping None values."""
+    items = []
+    for key in sorted(query):
+        value = query[key]
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        items.append((key, str(value)))
+    return "?" + urlencode(items, quote_via=quote) if items else ""
+
+
+def link(href: str) -> Link:
+    """Return a plain link object."""
+    return {"href": href}
+
+
+def templated(href: str) -> Link:
+    """Return a templated link object (RFC 6570), checking that the template parses."""
+    URITemplate(href)
+    return {"href": href, "templated": True}
+
+
+def query_template(href: str, params: Sequence[str], *, continuation: bool = False) -> str:
+    """Append an RFC 6570 form-style query expression (``{?a,b}`` or ``{&a,b}``) to ``href``."""
+    if not params:
+        return href
+    op = "&" if continuation else "?"
+    return f"{href}{{{op}{','.join(params)}}}"
+
+
+def image_links(
+    image_url: str | None, versions: Sequence[str], preferred: Iterable[str] = ()
+) -> dict[str, Link]:
+    """Return the ``thumbnail`` and ``image`` links of an image template, when there is one."""
+    if not image_url:
+        return {}
+    if "{image_version}" not in image_url:
+        return {"thumbnail": link(image_url), "image": link(image_url)}
+    version = next((v for v in preferred if v in versions), versions[0] if versions else None)
+    links: dict[str, Link] = {}
+    if version is not None:
+        links["thumbnail"] = link(image_url.replace("{image_version}", version))
+    links["image"] = templated(image_url)
+    return links
+
+
+@dataclass
+class Page:
+    """One page of a collection, ready to render as a HAL envelope."""
+
+    plural: str
+    items: list[dict[str, Any]]
+    self_href: str
+    next_href: str | None = None
+    total_count: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def render(self) -> dict[str, Any]:
+        """Return the HAL document: ``total_count``, ``_links`` (self, next) and ``_embedded``."""
+        links: dict[str, Link] = {"self": link(self.self_href)}
+        if self.next_href:
+            links["next"] = link(self.next_href)
+        return {
+            "total_count": self.total_count,
+            **self.extra,
+            "_links": links,
+            "_embedded": {self.plural: self.items},
+        }

@@ -1,0 +1,48 @@
+"""The catalog (resource) server: a Falcon WSGI app built by ``create_app``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+import orjson
+from falcon import media
+
+from common.settings import ResourceSettings
+from common.stores import Stores
+from resource_server import errors
+from resource_server.auth import TokenMiddleware
+from resource_server.resources import artists
+from resource_server.resources.root import Root, Status
+from resource_server.routes import PlainRoute
+
+CORS_HEADERS = ("X-Xapp-Token", "X-Access-Token", "X-Auth-Token", "Authorization", "Content-Type")
+
+
+def _dumps(obj: Any) -> str:
+    return orjson.dumps(obj).decode()
+
+
+def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falcon.App:
+    """Build the catalog app with every route registered."""
+    stores = stores or Stores.connect(settings)
+    app = falcon.App(
+        media_type="application/json",
+        middleware=[
+            falcon.CORSMiddleware(allow_origins="*", expose_headers=["Location", "Retry-After"]),
+            TokenMiddleware(stores.tokens),
+        ],
+    )
+    json_handler = media.JSONHandler(dumps=_dumps, loads=orjson.loads)
+    app.req_options.media_handlers.update({falcon.MEDIA_JSON: json_handler})
+    app.resp_options.media_handlers.update({falcon.MEDIA_JSON: json_handler})
+    app.req_options.strip_url_path_trailing_slash = True
+    errors.register(app)
+
+    args = (stores, settings)
+    routes = [artists.ROUTE, PlainRoute("status", "/status")]
+    app.add_route("/api", Root(*args, routes=routes))
+    app.add_route("/api/status", Status(*args))
+    app.add_route("/api/artists", artists.Artists(*args))
+    app.add_route("/api/artists/{id}", artists.ArtistItem(*args))
+    return app

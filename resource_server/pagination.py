@@ -1,0 +1,150 @@
+"""Keyset (cursor) pagination on an indexed sort key, with offset, counts and random samples."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from sqlalchemy import ColumnElement, Select, func, select, tuple_
+from sqlalchemy.orm import InstrumentedAttribute, Session
+
+from resource_server.errors import ParamError
+from resource_server.params import parse_bool, parse_int, single
+
+
+@dataclass(frozen=True)
+class PageParams:
+    """The paging parameters of a list request."""
+
+    size: int
+    cursor: list[Any] | None = None
+    offset: int = 0
+    total_count: bool = False
+    sample: bool = False
+
+    def echo(self) -> dict[str, Any]:
+        """Return the paging parameters to keep in the ``self`` link."""
+        out: dict[str, Any] = {}
+        if self.size_given:
+            out["size"] = self.size
+        if self.total_count:
+            out["total_count"] = 1
+        return out
+
+    size_given: bool = False
+
+
+def parse_page_params(
+    params: Mapping[str, Any], *, default_size: int, max_size: int
+) -> PageParams:
+    """Parse ``size``, ``cursor``, ``offset``, ``total_count`` and ``sample``."""
+    raw_size = single(params, "size")
+    size = default_size
+    if raw_size not in (None, ""):
+        size = parse_int("size", raw_size or "", minimum=1, maximum=max_size)
+    raw_cursor = single(params, "cursor")
+    raw_offset = single(params, "offset")
+    if raw_cursor and raw_offset:
+        raise ParamError(
+            "Cursor and offset can't be used together.",
+            {"cursor": ["can't be used with offset"], "offset": ["can't be used with cursor"]},
+        )
+    cursor = decode_cursor(raw_cursor) if raw_cursor else None
+    offset = parse_int("offset", raw_offset, minimum=0, maximum=10_000_000) if raw_offset else 0
+    raw_total = single(params, "total_count")
+    raw_sample = single(params, "sample")
+    return PageParams(
+        size=size,
+        cursor=cursor,
+        offset=offset,
+        total_count=bool(raw_total) and parse_bool("total_count", raw_total or ""),
+        sample=bool(raw_sample) and parse_bool("sample", raw_sample or ""),
+        size_given=raw_size not in (None, ""),
+    )
+
+
+def encode_cursor(values: Sequence[Any]) -> str:
+    """Return an opaque cursor for the sort key values of the last item of a page."""
+    return base64.urlsafe_b64encode(orjson.dumps(list(values))).decode().rstrip("=")
+
+
+def decode_cursor(raw: str) -> list[Any]:
+    """Decode a cursor, raising a ParamError for anything that is not one of ours."""
+    try:
+        if len(raw) > 1000:
+            raise ValueError
+        values = orjson.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
+        if not isinstance(values, list) or not values:
+            raise ValueError
+        if not all(isinstance(v, str | int | float) or v is None for v in values):
+            raise ValueError
+        return values
+    except (ValueError, binascii.Error, orjson.JSONDecodeError):
+        raise ParamError.invalid("cursor") from None
+
+
+@dataclass
+class PageResult:
+    """The rows of a page, the cursor of the next one and the optional total."""
+
+    rows: list[Any]
+    next_cursor: str | None
+    total_count: int | None
+
+
+def paginate(
+    session: Session,
+    stmt: Select[Any],
+    keys: Sequence[InstrumentedAttribute[Any]],
+    params: PageParams,
+    *,
+    descending: bool = False,
+) -> PageResult:
+    """Run one page of ``stmt`` ordered by ``keys`` (the last one unique), keyset style."""
+    order = [k.desc() if descending else k.asc() for k in keys]
+    page_stmt = stmt.order_by(*order)
+    if params.cursor is not None:
+        if len(params.cursor) != len(keys):
+            raise ParamError.invalid("cursor")
+        page_stmt = page_stmt.where(_after(keys, params.cursor, descending))
+    if params.offset:
+        page_stmt = page_stmt.offset(params.offset)
+    rows = list(session.scalars(page_stmt.limit(params.size + 1)))
+    next_cursor = None
+    if len(rows) > params.size:
+        rows = rows[: params.size]
+        last = rows[-1]
+        next_cursor = encode_cursor([_plain(getattr(last, k.key)) for k in keys])
+    total = None
+    if params.total_count:
+        total = session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
+    return PageResult(rows, next_cursor, total)
+
+
+def sample_one(session: Session, stmt: Select[Any], id_col: InstrumentedAttribute[str]) -> Any:
+    """Pick a random element of the filtered set by probing the id index, without a scan."""
+    pivot = os.urandom(12).hex()
+    row = session.scalars(stmt.where(id_col >= pivot).order_by(id_col.asc()).limit(1)).first()
+    if row is None:
+        row = session.scalars(stmt.where(id_col < pivot).order_by(id_col.desc()).limit(1)).first()
+    return row
+
+
+def _after(
+    keys: Sequence[InstrumentedAttribute[Any]], values: Sequence[Any], descending: bool
+) -> ColumnElement[bool]:
+    if len(keys) == 1:
+        return keys[0] < values[0] if descending else keys[0] > values[0]
+    left, right = tuple_(*keys), tuple_(*values)
+    return left < right if descending else left > right
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
