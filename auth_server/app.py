@@ -30,7 +30,5 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         hasher=password_hasher(settings),
     )
     errors.register(app)
-    app.add_url_rule(
-        "/api/tokens/xapp_token", "xapp_token", tokens.xapp_token, methods=["POST"]
-    )
+    app.add_url_rule("/api/tokens/xapp_token", "xapp_token", tokens.xapp_token, methods=["POST"])
     return app

@@ -22,7 +22,8 @@ def new_id() -> str:
 
 def stable_id(*parts: object) -> str:
     """Return a deterministic 24-hex id for an imported record (the same key, the same id)."""
-    return hashlib.sha1(":".join(str(p) for p in parts).encode()).hexdigest()[:24]
+    key = ":".join(str(p) for p in parts).encode()
+    return hashlib.sha1(key, usedforsecurity=False).hexdigest()[:24]
 
 
 def is_id(value: str) -> bool:

@@ -33,7 +33,9 @@ def build_wsgi(
         return create_auth(auth_settings, stores)
     if service == "resource":
         return create_resource(resource_settings, stores)
-    return PathDispatcher(create_auth(auth_settings, stores), create_resource(resource_settings, stores))
+    return PathDispatcher(
+        create_auth(auth_settings, stores), create_resource(resource_settings, stores)
+    )
 
 
 def print_banner(service: str, url: str, demo: object | None) -> None:

@@ -4,7 +4,8 @@ Tokens are opaque random strings; only their SHA-256 digest is stored, in SQL (t
 and in Redis (``<prefix>:tok:<digest>`` -> a compact record, expiring with the token). The
 resource server does one Redis GET per request; on a miss it reads SQL once and writes the record
 back with SET NX. Unknown digests are cached negatively for a short time. Expiry marks the SQL row
-and then overwrites the Redis key with a tombstone, so a concurrent read-through cannot resurrect it.
+and then overwrites the Redis key with a tombstone, so a concurrent read-through cannot
+resurrect it.
 """
 
 from __future__ import annotations
@@ -177,7 +178,7 @@ class TokenStore:
             return None
         token_digest = digest(token)
         key = self.key(token_digest)
-        raw = self.redis.get(key)
+        raw: bytes | None = self.redis.get(key)  # type: ignore[assignment]
         if raw is not None:
             record = TokenRecord.decode(raw)
             if record is None or record.expires_at <= time.time():

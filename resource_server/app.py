@@ -14,7 +14,7 @@ from resource_server import errors
 from resource_server.auth import TokenMiddleware
 from resource_server.resources import artists
 from resource_server.resources.root import Root, Status
-from resource_server.routes import PlainRoute
+from resource_server.routes import CollectionRoute, PlainRoute
 
 CORS_HEADERS = ("X-Xapp-Token", "X-Access-Token", "X-Auth-Token", "Authorization", "Content-Type")
 
@@ -26,13 +26,11 @@ def _dumps(obj: Any) -> str:
 def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falcon.App:
     """Build the catalog app with every route registered."""
     stores = stores or Stores.connect(settings)
-    app = falcon.App(
-        media_type="application/json",
-        middleware=[
-            falcon.CORSMiddleware(allow_origins="*", expose_headers=["Location", "Retry-After"]),
-            TokenMiddleware(stores.tokens),
-        ],
-    )
+    middleware: list[Any] = [
+        falcon.CORSMiddleware(allow_origins="*", expose_headers=["Location", "Retry-After"]),
+        TokenMiddleware(stores.tokens),
+    ]
+    app = falcon.App(media_type="application/json", middleware=middleware)
     json_handler = media.JSONHandler(dumps=_dumps, loads=orjson.loads)
     app.req_options.media_handlers.update({falcon.MEDIA_JSON: json_handler})
     app.resp_options.media_handlers.update({falcon.MEDIA_JSON: json_handler})
@@ -40,7 +38,7 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
     errors.register(app)
 
     args = (stores, settings)
-    routes = [artists.ROUTE, PlainRoute("status", "/status")]
+    routes: list[CollectionRoute | PlainRoute] = [artists.ROUTE, PlainRoute("status", "/status")]
     app.add_route("/api", Root(*args, routes=routes))
     app.add_route("/api/status", Status(*args))
     app.add_route("/api/artists", artists.Artists(*args))

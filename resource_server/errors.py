@@ -11,7 +11,7 @@ from sqlalchemy.exc import OperationalError
 
 log = logging.getLogger("artcat.resource")
 
-INVALID_TOKEN = "The access token is invalid or has expired."
+INVALID_TOKEN = "The access token is invalid or has expired."  # noqa: S105 - a message
 
 
 class APIError(Exception):

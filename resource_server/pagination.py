@@ -39,9 +39,7 @@ class PageParams:
     size_given: bool = False
 
 
-def parse_page_params(
-    params: Mapping[str, Any], *, default_size: int, max_size: int
-) -> PageParams:
+def parse_page_params(params: Mapping[str, Any], *, default_size: int, max_size: int) -> PageParams:
     """Parse ``size``, ``cursor``, ``offset``, ``total_count`` and ``sample``."""
     raw_size = single(params, "size")
     size = default_size

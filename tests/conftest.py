@@ -92,5 +92,7 @@ def clean_db(engine: Engine) -> Iterator[Engine]:
 def sample_dir() -> Path:
     """Return ../shared/data/sample, skipping the test when it is absent."""
     if not SHARED_SAMPLE.is_dir():
-        pytest.skip(f"museum sample not found at {SHARED_SAMPLE} (../shared is beside the repo in CI)")
+        pytest.skip(
+            f"museum sample not found at {SHARED_SAMPLE} (../shared is beside the repo in CI)"
+        )
     return SHARED_SAMPLE

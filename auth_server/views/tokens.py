@@ -36,7 +36,7 @@ def xapp_token() -> tuple[Response, int]:
     svc.stores.tokens.publish(issued.row)
     audit("xapp_token.issued", application_id=issued.row.application_id, token_id=issued.row.id)
     current_app.logger.debug("xapp token issued for %s", issued.row.application_id)
-    body = {
+    body: dict[str, object] = {
         "type": "xapp_token",
         "token": issued.value,
         "expires_at": format_ts(issued.row.expires_at),

@@ -87,9 +87,7 @@ class Token(Base):
     application_id: Mapped[str] = FK("applications.id")
     user_id: Mapped[str | None] = FK("users.id", nullable=True)
     scope: Mapped[str] = mapped_column(String(200), default="")
-    code_id: Mapped[str | None] = FK(
-        "authorization_codes.id", nullable=True, ondelete="SET NULL"
-    )
+    code_id: Mapped[str | None] = FK("authorization_codes.id", nullable=True, ondelete="SET NULL")
     created_at: Mapped[datetime] = mapped_column()
     expires_at: Mapped[datetime] = mapped_column(index=True)
     expired_at: Mapped[datetime | None] = mapped_column()

@@ -11,7 +11,7 @@ from common.models import Artist, ArtistGene, Artwork, ArtworkArtist
 from resource_server.pagination import PageParams, PageResult, paginate, sample_one
 
 
-def filtered(filters: dict[str, Any]) -> Select[tuple[Artist]]:
+def filtered(filters: dict[str, Any]) -> Select[Any]:
     """Return the select of artists matching the list filters."""
     stmt = select(Artist)
     if "artwork_id" in filters:
@@ -23,7 +23,9 @@ def filtered(filters: dict[str, Any]) -> Select[tuple[Artist]]:
         )
     if "gene_id" in filters:
         stmt = stmt.where(
-            exists().where(ArtistGene.artist_id == Artist.id, ArtistGene.gene_id == filters["gene_id"])
+            exists().where(
+                ArtistGene.artist_id == Artist.id, ArtistGene.gene_id == filters["gene_id"]
+            )
         )
     if "partner_id" in filters:
         stmt = stmt.where(

@@ -20,9 +20,7 @@ def artist(a: Artist, urls: Urls, web_url: str = "") -> dict[str, Any]:
         published_artworks=link(urls.api("/artworks", {"artist_id": a.id, "published": True})),
         similar_artists=link(urls.api("/artists", {"similar_to_artist_id": a.id})),
         similar_contemporary_artists=link(
-            urls.api(
-                "/artists", {"similar_to_artist_id": a.id, "similarity_type": "contemporary"}
-            )
+            urls.api("/artists", {"similar_to_artist_id": a.id, "similarity_type": "contemporary"})
         ),
         genes=link(urls.api("/genes", {"artist_id": a.id})),
     )

@@ -62,7 +62,7 @@ class Artists(Resource):
 class ArtistItem(Resource):
     """One artist, by id (or by slug, redirecting to the id URL)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:  # noqa: A002
+    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show an artist."""
         by_slug = not is_id(id)
         with self.stores.sessions() as session:

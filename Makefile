@@ -1,0 +1,56 @@
+# The project's commands. `make help` lists them. Only Python 3.11+ and make are needed:
+# the first target that needs it creates .venv and installs the project into it.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit("Python 3.11 or newer is needed (set PYTHON=...)" if sys.version_info < (3, 11) else 0)'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+.PHONY: help install run test test-unit test-functional lint fmt typecheck migrate migration bench clean
+
+help: ## List the commands
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
+
+install: $(STAMP) ## Create .venv and install the project with its dev tools
+
+run: $(STAMP) ## Serve both services on http://127.0.0.1:8000 (SQLite + embedded Redis, demo data)
+	$(BIN)/artcat serve all
+
+test: $(STAMP) ## Run every test (DATABASE_URL/REDIS_URL select PostgreSQL and a Redis server)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-unit: $(STAMP) ## Run the unit tests only (no services, seconds)
+	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
+
+test-functional: $(STAMP) ## Run the functional tests (real HTTP, database and Redis)
+	$(BIN)/pytest tests/functional $(PYTEST_ARGS)
+
+lint: $(STAMP) ## Check style and types (ruff, mypy)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+fmt: $(STAMP) ## Format the code
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+migrate: $(STAMP) ## Apply the database migrations
+	$(BIN)/artcat db upgrade
+
+migration: $(STAMP) ## Generate a migration from the models: make migration m="what changed"
+	$(BIN)/python -c 'from alembic import command; from common.db import alembic_config, upgrade; from common.settings import Settings; s = Settings.from_env(); upgrade(s); command.revision(alembic_config(s), message="$(m)", autogenerate=True)'
+
+bench: $(STAMP) ## Run the benchmarks (see bench/README.md)
+	$(BIN)/python bench/run.py
+
+clean: ## Remove the virtual environment and caches (keeps ./instance)
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

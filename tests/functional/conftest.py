@@ -1,0 +1,118 @@
+"""Real HTTP servers (waitress on free loopback ports) on the real test stores."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import requests
+from redis import Redis
+from sqlalchemy import Engine
+from waitress.server import create_server
+
+from auth_server.app import create_app as create_auth
+from common.serve import PathDispatcher, quiet_waitress_logs
+from common.settings import AuthSettings, ResourceSettings, Settings
+from common.stores import Stores
+from resource_server.app import create_app as create_resource
+
+pytestmark = pytest.mark.functional
+
+
+@dataclass
+class LiveServer:
+    """A waitress server running an app in a background thread."""
+
+    url: str
+    server: Any
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        """Stop serving and wait for the thread."""
+        self.server.close()
+        self.thread.join(timeout=10)
+
+
+def start_server(app: Any, *, deadline: float = 10.0) -> LiveServer:
+    """Start ``app`` on a free loopback port and wait (up to a deadline) until it accepts."""
+    quiet_waitress_logs()
+    server = create_server(
+        app, host="127.0.0.1", port=0, threads=4, clear_untrusted_proxy_headers=True
+    )
+    port = server.effective_port
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                break
+        except OSError:
+            if time.monotonic() > end:
+                raise RuntimeError(f"server on port {port} did not start in {deadline}s") from None
+            time.sleep(0.02)
+    return LiveServer(f"http://127.0.0.1:{port}", server, thread)
+
+
+def _fields(settings: Settings) -> dict[str, Any]:
+    return {f: getattr(settings, f) for f in settings.__dataclass_fields__}
+
+
+@pytest.fixture(scope="session")
+def auth_settings(base_settings: Settings) -> AuthSettings:
+    """Settings of the auth server under test."""
+    return AuthSettings(**_fields(base_settings))
+
+
+@pytest.fixture(scope="session")
+def resource_settings(base_settings: Settings) -> ResourceSettings:
+    """Settings of the resource server under test."""
+    return ResourceSettings(**_fields(base_settings))
+
+
+@pytest.fixture(scope="session")
+def stores(base_settings: Settings, engine: Engine, redis_client: Redis) -> Stores:
+    """The stores shared by the servers under test."""
+    return Stores.connect(base_settings, engine=engine, redis=redis_client)
+
+
+@pytest.fixture(scope="session")
+def auth_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
+    """The auth server alone, over real HTTP."""
+    live = start_server(create_auth(auth_settings, stores))
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="session")
+def resource_server(resource_settings: ResourceSettings, stores: Stores) -> Iterator[LiveServer]:
+    """The resource server alone, over real HTTP."""
+    live = start_server(create_resource(resource_settings, stores))
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="session")
+def combined_server(
+    auth_settings: AuthSettings, resource_settings: ResourceSettings, stores: Stores
+) -> Iterator[LiveServer]:
+    """Both services behind the path dispatcher on one port, as ``serve all`` runs them."""
+    app = PathDispatcher(
+        create_auth(auth_settings, stores), create_resource(resource_settings, stores)
+    )
+    live = start_server(app)
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def http() -> Iterator[requests.Session]:
+    """A requests session that does not follow redirects."""
+    with requests.Session() as s:
+        s.max_redirects = 0
+        yield s
