@@ -7,7 +7,7 @@ from flask import Flask
 from auth_server import errors
 from auth_server.accounts import password_hasher
 from auth_server.context import AuthServices
-from auth_server.views import tokens
+from auth_server.views import health, tokens
 from common.settings import AuthSettings
 from common.stores import Stores
 
@@ -31,4 +31,6 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     )
     errors.register(app)
     app.add_url_rule("/api/tokens/xapp_token", "xapp_token", tokens.xapp_token, methods=["POST"])
+    app.add_url_rule("/healthz", "healthz", health.healthz)
+    app.add_url_rule("/readyz", "readyz", health.readyz)
     return app

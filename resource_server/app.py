@@ -13,7 +13,7 @@ from common.stores import Stores
 from resource_server import errors
 from resource_server.auth import TokenMiddleware
 from resource_server.resources import artists
-from resource_server.resources.root import Root, Status
+from resource_server.resources.root import Healthz, Readyz, Root, Status
 from resource_server.routes import CollectionRoute, PlainRoute
 
 CORS_HEADERS = ("X-Xapp-Token", "X-Access-Token", "X-Auth-Token", "Authorization", "Content-Type")
@@ -41,6 +41,8 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
     routes: list[CollectionRoute | PlainRoute] = [artists.ROUTE, PlainRoute("status", "/status")]
     app.add_route("/api", Root(*args, routes=routes))
     app.add_route("/api/status", Status(*args))
+    app.add_route("/healthz", Healthz(*args))
+    app.add_route("/readyz", Readyz(*args))
     app.add_route("/api/artists", artists.Artists(*args))
     app.add_route("/api/artists/{id}", artists.ArtistItem(*args))
     return app

@@ -8,6 +8,7 @@ from typing import Any
 import falcon
 
 from common.hal import Link, link
+from common.health import readiness
 from common.ids import format_ts, utcnow
 from resource_server.resources.base import Resource
 from resource_server.routes import CollectionRoute, PlainRoute
@@ -29,6 +30,29 @@ class Root(Resource):
         for route in self.routes:
             links.update(route.links(urls))
         resp.media = {"_links": links}
+
+
+class Healthz(Resource):
+    """Liveness: the process answers."""
+
+    auth = "none"
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Say the process is alive."""
+        resp.media = {"status": "ok"}
+
+
+class Readyz(Resource):
+    """Readiness: the database and Redis answer (503 otherwise)."""
+
+    auth = "none"
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Check the stores."""
+        checks = readiness(self.stores)
+        ready = all(v == "ok" for v in checks.values())
+        resp.status = falcon.HTTP_200 if ready else falcon.HTTP_503
+        resp.media = {"status": "ok" if ready else "unavailable", "checks": checks}
 
 
 class Status(Resource):

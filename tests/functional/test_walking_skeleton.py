@@ -209,3 +209,13 @@ def test_combined_server_routes_both_services(
         f"{combined_server.url}/api/artists", headers={"X-Access-Token": token}, timeout=10
     )
     assert r.status_code == 200 and r.json()["_embedded"] == {"artists": []}
+
+
+def test_health_and_readiness_on_both_services(
+    auth_server: LiveServer, resource_server: LiveServer
+) -> None:
+    for live in (auth_server, resource_server):
+        assert requests.get(f"{live.url}/healthz", timeout=10).json() == {"status": "ok"}
+        ready = requests.get(f"{live.url}/readyz", timeout=10)
+        assert ready.status_code == 200
+        assert ready.json()["checks"] == {"database": "ok", "redis": "ok"}

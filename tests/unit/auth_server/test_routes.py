@@ -4,7 +4,11 @@ from auth_server.app import create_app
 from common.settings import AuthSettings
 from common.stores import Stores
 
-EXPECTED = {"/api/tokens/xapp_token": {"POST"}}
+EXPECTED = {
+    "/api/tokens/xapp_token": {"POST"},
+    "/healthz": {"GET"},
+    "/readyz": {"GET"},
+}
 
 
 def test_route_table() -> None:

@@ -9,6 +9,8 @@ from resource_server.app import create_app
 EXPECTED = {
     "/api": {"GET", "HEAD"},
     "/api/status": {"GET", "HEAD"},
+    "/healthz": {"GET", "HEAD"},
+    "/readyz": {"GET", "HEAD"},
     "/api/artists": {"GET", "HEAD"},
     "/api/artists/{id}": {"GET", "HEAD"},
 }
