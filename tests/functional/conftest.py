@@ -71,8 +71,9 @@ def auth_settings(base_settings: Settings) -> AuthSettings:
 
 @pytest.fixture(scope="session")
 def resource_settings(base_settings: Settings) -> ResourceSettings:
-    """Settings of the resource server under test."""
-    return ResourceSettings(**_fields(base_settings))
+    """Settings of the resource server under test (a high default rate limit: tests are fast;
+    the rate-limit tests set a per-application override)."""
+    return ResourceSettings(**_fields(base_settings), rate_limit="10000/second")
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """Pin the full route table of the resource server."""
 
 import falcon.inspect
+from redis import Redis
 
 from common.settings import ResourceSettings
 from common.stores import Stores
@@ -17,7 +18,8 @@ EXPECTED = {
 
 
 def test_route_table(tmp_path: object) -> None:
-    stores = Stores(engine=None, sessions=None, redis=None, tokens=None)  # type: ignore[arg-type]
+    # Building the app connects nothing: a Redis client connects on first use.
+    stores = Stores(engine=None, sessions=None, redis=Redis(), tokens=None)  # type: ignore[arg-type]
     app = create_app(ResourceSettings(secret_key="x"), stores)
     routes = {
         r.path: {m.method for m in r.methods if not m.internal and m.method != "OPTIONS"}

@@ -1,0 +1,60 @@
+"""Media types: request bodies must be form-urlencoded or JSON; the vendor Accept is honoured."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+BODY_TYPES = ("application/x-www-form-urlencoded", "application/json")
+HAL = "application/hal+json"
+
+
+class UnsupportedContentType(Exception):
+    """A request body of a type the API does not read (406 ``{error}``)."""
+
+    def __init__(self, content_type: str) -> None:
+        super().__init__(content_type)
+        self.content_type = content_type
+
+
+class NegotiationMiddleware:
+    """Check body types before routing, and answer in the media type the client asked for."""
+
+    def __init__(self, vendor: str) -> None:
+        self.vendor_types = vendor_types(vendor)
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Refuse bodies that are neither form-urlencoded nor JSON."""
+        if req.method in ("POST", "PUT", "PATCH") and (req.content_length or req.content_type):
+            mimetype = (req.content_type or "").split(";", 1)[0].strip().lower()
+            if mimetype not in BODY_TYPES:
+                raise UnsupportedContentType(req.content_type or "")
+        resp.content_type = self.response_type(req.get_header("ACCEPT") or "")
+
+    def response_type(self, accept: str) -> str:
+        """Return the response media type for an Accept header (JSON unless asked otherwise).
+
+        The vendor type of version 2 (the only version) is echoed; HAL is echoed; anything
+        else, including ``*/*`` and unknown versions, gets plain JSON.
+        """
+        accept = accept.lower()
+        for media_type in self.vendor_types:
+            if media_type in accept:
+                return media_type
+        if HAL in accept:
+            return HAL
+        return falcon.MEDIA_JSON
+
+
+def vendor_types(vendor: str) -> tuple[str, ...]:
+    """Return the vendor media types this API answers in."""
+    return (f"application/vnd.{vendor}-v2+json", f"application/vnd.{vendor}+json")
+
+
+def handle_unsupported(
+    req: falcon.Request, resp: falcon.Response, ex: UnsupportedContentType, _p: Any
+) -> None:
+    """Render the reference API's 406 body."""
+    resp.status = falcon.HTTP_406
+    resp.media = {"error": f"The requested content-type '{ex.content_type}' is not supported."}
