@@ -1,4 +1,4 @@
-"""Shared state of a demo load: seeded randomness, stable ids, timestamps, rows and dimensions."""
+"""Shared state of a demo load: seeded randomness, stable ids, timestamps, images, sizes."""
 
 from __future__ import annotations
 
@@ -6,18 +6,16 @@ import base64
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from fractions import Fraction
 from typing import Any
 
-from common.ids import stable_id
+from common.ids import slugify, stable_id
+from common.loaders.dimensions import Dimensions, build, unknown
 from common.models import Base
 
 # Catalog records are "created" in the few years after this date, the same on every run.
 BASE_TIME = datetime(2019, 1, 7, 9, 0, tzinfo=UTC)
 CREATION_SPAN = 4 * 365 * 86_400
 IMAGE_HOST = "https://images.example.org"
-CM_PER_INCH = 2.54
-DIMENSION_KEYS = ("height", "width", "depth", "diameter")
 
 Row = dict[str, Any]
 
@@ -29,6 +27,10 @@ class DemoContext:
     seed: int
     today: datetime  # midnight UTC of the day of the load
     rows: dict[type[Base], list[Row]] = field(default_factory=dict)
+    slugs: set[str] = field(default_factory=set)
+    handles: set[str] = field(default_factory=set)
+    # artist id -> ids of the partners that show the artist's work
+    represented_by: dict[str, list[str]] = field(default_factory=dict)
 
     def rng(self, section: str) -> random.Random:
         """Return a generator for one section, so sections do not shift each other's draws."""
@@ -81,53 +83,23 @@ def inches(rng: random.Random, low: int, high: int) -> float:
     return rng.randint(low * denominator, high * denominator) / denominator
 
 
-def inch_text(value: float) -> str:
-    """Format inches with a reduced fraction to 1/16 (``23 5/8``, ``3/4``, ``38``)."""
-    whole, sixteenths = divmod(round(value * 16), 16)
-    if not sixteenths:
-        return str(whole)
-    fraction = Fraction(sixteenths, 16)
-    text = f"{fraction.numerator}/{fraction.denominator}"
-    return f"{whole} {text}" if whole else text
-
-
-def cm_text(value: float) -> str:
-    """Format centimetres to one decimal, without a trailing ``.0`` (``96.5``, ``60``)."""
-    return f"{value:.1f}".removesuffix(".0")
-
-
-def _system(values: dict[str, float | None], unit: str) -> Row:
-    fmt = inch_text if unit == "in" else cm_text
-    if values["diameter"] is not None:
-        text = f"diam. {fmt(values['diameter'])} {unit}"
-    else:
-        parts = [values[k] for k in ("height", "width", "depth")]
-        text = " × ".join(fmt(v) for v in parts if v is not None) + f" {unit}"
-    return {"text": text, **values}
-
-
-def dimensions(
-    height: float | None = None,
-    width: float | None = None,
-    depth: float | None = None,
-    diameter: float | None = None,
-) -> Row:
-    """Return the API's ``dimensions`` object from inch values (all ``None``: unknown)."""
-    given = {"height": height, "width": width, "depth": depth, "diameter": diameter}
-    if all(v is None for v in given.values()):
-        unknown: Row = {"text": None, **dict.fromkeys(DIMENSION_KEYS)}
-        return {"in": unknown, "cm": dict(unknown)}
-    in_values = {k: None if v is None else float(v) for k, v in given.items()}
-    cm_values = {k: None if v is None else round(v * CM_PER_INCH, 1) for k, v in given.items()}
-    return {"in": _system(in_values, "in"), "cm": _system(cm_values, "cm")}
-
-
-def random_dimensions(rng: random.Random, shape: str) -> Row:
-    """Return dimensions of a shape: ``flat`` (h × w), ``deep`` (h × w × d), ``round``, ``unknown``."""
+def random_dimensions(rng: random.Random, shape: str) -> Dimensions:
+    """Return dimensions of a shape: ``flat``, ``deep`` (with depth), ``round``, ``unknown``."""
     if shape == "flat":
-        return dimensions(inches(rng, 6, 80), inches(rng, 6, 80))
+        return build(inches(rng, 6, 80), inches(rng, 6, 80), unit="in")
     if shape == "deep":
-        return dimensions(inches(rng, 4, 90), inches(rng, 3, 50), inches(rng, 2, 40))
+        return build(inches(rng, 4, 90), inches(rng, 3, 50), inches(rng, 2, 40), unit="in")
     if shape == "round":
-        return dimensions(diameter=inches(rng, 4, 48))
-    return dimensions()
+        return build(None, None, diameter=inches(rng, 4, 48), unit="in")
+    return unknown()
+
+
+def unique_slug(text: str, taken: set[str], max_length: int = 80) -> str:
+    """Return the slug of a text, suffixed ``-2``, ``-3``... until free; mark it taken."""
+    base = slugify(text, max_length)
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    taken.add(slug)
+    return slug

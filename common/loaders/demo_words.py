@@ -14,7 +14,7 @@ LAST_NAMES = (
     "Albers", "Brandt", "Castell", "Duarte", "Ekwueme", "Falk", "Garnier", "Halloran",
     "Ishikawa", "Jovanović", "Kessler", "Lindqvist", "Moreau", "Nakamura", "Okafor", "Petrov",
     "Quintero", "Rossi", "Sandoval", "Tanaka", "Ulrich", "Valente", "Whitcombe", "Xu",
-    "Yılmaz", "Zeller", "Ødegaard", "Núñez",
+    "Yilmaz", "Zeller", "Ødegaard", "Núñez",
 )  # fmt: skip
 COLLECTIVES = ("Atelier Nord", "The Lantern Collective", "Studio Meridian")
 

@@ -1,0 +1,115 @@
+"""A batch of rows from many records, written in one transaction in foreign-key order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine, text
+
+from common.loaders.bulk import Row, insert_missing, sync_children, upsert
+from common.loaders.catalog import (
+    ARTIST_GENES,
+    ARTISTS,
+    ARTWORK_ARTISTS,
+    ARTWORK_GENES,
+    ARTWORKS,
+    GENES,
+    IMAGES,
+    GeneRegistry,
+)
+from common.loaders.report import LoadReport
+
+# Records per transaction: big enough to amortise the statements, small enough that SQLite's
+# write lock is released often and a crash loses little.
+BATCH_SIZE = 2000
+LOADED_TABLES = (ARTISTS, ARTWORKS, GENES, ARTIST_GENES, ARTWORK_ARTISTS, ARTWORK_GENES, IMAGES)
+
+
+def analyze(engine: Engine) -> None:
+    """Refresh the planner statistics of the tables a load filled.
+
+    Until autovacuum catches up, PostgreSQL plans for the empty tables it last measured and
+    answers "links of these 900 artworks" with sequential scans; a re-run (and the API) then
+    crawls. SQLite plans from its indexes alone and needs nothing.
+    """
+    if engine.dialect.name != "postgresql":
+        return
+    with engine.begin() as conn:
+        conn.execute(text("ANALYZE " + ", ".join(t.name for t in LOADED_TABLES)))
+
+
+@dataclass
+class Batch:
+    """Rows gathered from up to ``BATCH_SIZE`` records, keyed so repeats collapse."""
+
+    # Ids of artists and artworks already written (before or during this run): only these can
+    # have links to reconcile; a new row's links are simply inserted, with no query first.
+    stored: set[str] = field(default_factory=set)
+    artists: dict[str, Row] = field(default_factory=dict)
+    # Artists known only from a link (Tate contributors missing from the artists file): they
+    # are inserted when absent and never overwrite a full record.
+    stub_artists: dict[str, Row] = field(default_factory=dict)
+    # Artists whose gene links this batch states in full (only they are synced).
+    artist_gene_owners: list[str] = field(default_factory=list)
+    artist_genes: list[Row] = field(default_factory=list)
+    artworks: list[Row] = field(default_factory=list)
+    artwork_artists: list[Row] = field(default_factory=list)
+    artwork_genes: list[Row] = field(default_factory=list)
+    images: list[Row] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.artworks) + len(self.artists)
+
+    def flush(self, engine: Engine, genes: GeneRegistry, report: LoadReport) -> None:
+        """Write everything gathered, in one transaction, and start empty again."""
+        if not (len(self) or self.stub_artists or genes.pending):
+            return
+        with engine.begin() as conn:
+            genes.flush(conn, report)
+            if self.artists:
+                rows = list(self.artists.values())
+                report.add("artists", len(rows), upsert(conn, ARTISTS, rows))
+            if self.stub_artists:
+                rows = list(self.stub_artists.values())
+                report.add("artists", len(rows), insert_missing(conn, ARTISTS, rows))
+            if self.artist_gene_owners:
+                owners = [i for i in self.artist_gene_owners if i in self.stored]
+                changed = sync_children(
+                    conn,
+                    ARTIST_GENES,
+                    "artist_id",
+                    owners,
+                    self.artist_genes,
+                    key=("artist_id", "gene_id"),
+                )
+                report.add("artist_genes", len(self.artist_genes), changed)
+            if self.artworks:
+                report.add("artworks", len(self.artworks), upsert(conn, ARTWORKS, self.artworks))
+                ids = [row["id"] for row in self.artworks if row["id"] in self.stored]
+                for kind, table, rows, key in (
+                    ("artwork_artists", ARTWORK_ARTISTS, self.artwork_artists,
+                     ("artwork_id", "artist_id")),
+                    ("artwork_genes", ARTWORK_GENES, self.artwork_genes,
+                     ("artwork_id", "gene_id")),
+                    ("images", IMAGES, self.images, ("id",)),
+                ):  # fmt: skip
+                    changed = sync_children(conn, table, "artwork_id", ids, rows, key=key)
+                    report.add(kind, len(rows), changed)
+        self.stored.update(self.artists)
+        self.stored.update(self.stub_artists)
+        self.stored.update(row["id"] for row in self.artworks)
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every gathered row."""
+        for rows in (self.artists, self.stub_artists):
+            rows.clear()
+        for items in (
+            self.artist_gene_owners,
+            self.artist_genes,
+            self.artworks,
+            self.artwork_artists,
+            self.artwork_genes,
+            self.images,
+        ):
+            items.clear()

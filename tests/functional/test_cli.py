@@ -1,0 +1,111 @@
+"""The `artcat` command line against a real database in a fresh instance folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import create_engine, func, select
+
+from auth_server.accounts import authenticate_client
+from common.cli import main
+from common.db import make_sessionmaker
+from common.models import Application, Artist, User
+
+pytestmark = pytest.mark.functional
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """A fresh SQLite instance with cheap password hashing."""
+    return {
+        "INSTANCE_DIR": str(tmp_path),
+        "DATABASE_URL": "",
+        "REDIS_URL": "",
+        "ARGON2_TIME_COST": "1",
+        "ARGON2_MEMORY_COST": "1024",
+    }
+
+
+def run(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
+    """Run the CLI and return its output, failing on a non-zero exit."""
+    result = CliRunner().invoke(main, list(args), env=env, input=stdin, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def sessions_for(env: dict[str, str]):  # type: ignore[no-untyped-def]
+    """Open the instance's database."""
+    return make_sessionmaker(create_engine(f"sqlite:///{env['INSTANCE_DIR']}/artcat.sqlite3"))
+
+
+def test_users_and_apps(env: dict[str, str]) -> None:
+    run(env, "db", "upgrade")
+    user = json.loads(
+        run(
+            env,
+            "users",
+            "create",
+            "--email",
+            "Ada@Example.org",
+            "--name",
+            "Ada",
+            "--json",
+            stdin="a long enough password\n",
+        )
+    )
+    assert user["email"] == "ada@example.org"
+    app = json.loads(
+        run(env, "apps", "create", "--name", "My app", "--owner", "ada@example.org", "--json")
+    )
+    assert set(app) == {"id", "name", "client_id", "client_secret"}
+    sessions = sessions_for(env)
+    with sessions() as s:
+        stored = s.scalar(select(Application).where(Application.client_id == app["client_id"]))
+        assert stored is not None and app["client_secret"] not in stored.client_secret_digest
+        assert authenticate_client(s, app["client_id"], app["client_secret"]) is not None
+        assert s.scalar(select(User.password_hash).where(User.id == user["id"])).startswith(
+            "$argon2id$"
+        )
+    rotated = json.loads(run(env, "apps", "rotate-secret", app["client_id"], "--json"))
+    with sessions() as s:
+        assert authenticate_client(s, app["client_id"], app["client_secret"]) is None
+        assert authenticate_client(s, app["client_id"], rotated["client_secret"]) is not None
+
+
+def test_cli_errors_are_clear(env: dict[str, str]) -> None:
+    run(env, "db", "upgrade")
+    runner = CliRunner()
+    short = runner.invoke(
+        main, ["users", "create", "--email", "a@b.c", "--name", "A"], env=env, input="short\n"
+    )
+    assert short.exit_code != 0 and "at least 8" in short.output
+    orphan = runner.invoke(
+        main, ["apps", "create", "--name", "x", "--owner", "nobody@x.org"], env=env
+    )
+    assert orphan.exit_code != 0 and "no user" in orphan.output
+    run(env, "users", "create", "--email", "a@b.c", "--name", "A", stdin="long password\n")
+    dup = runner.invoke(
+        main,
+        ["users", "create", "--email", "A@b.c", "--name", "A"],
+        env=env,
+        input="long password\n",
+    )
+    assert dup.exit_code != 0 and "taken" in dup.output
+
+
+def test_load_demo_is_idempotent(env: dict[str, str]) -> None:
+    out = run(env, "load", "demo", "--seed", "3", "--artworks", "30")
+    assert "demo client secret" in out
+    sessions = sessions_for(env)
+    with sessions() as s:
+        artists = s.scalar(select(func.count()).select_from(Artist))
+    run(env, "load", "demo", "--seed", "3", "--artworks", "30")
+    with sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Artist)) == artists
+
+
+def test_db_check_passes(env: dict[str, str]) -> None:
+    run(env, "db", "check")
