@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 from collections.abc import Callable, Iterable
@@ -44,10 +45,8 @@ def run_waitress(app: WSGIApp, host: str, port: int, *, threads: int = 4, **kw: 
     quiet_waitress_logs()
     # SIGTERM exits like Ctrl-C, so the embedded Redis and the pools are shut down cleanly.
     signal.signal(signal.SIGTERM, _exit_on_signal)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         waitress.serve(app, host=host, port=port, threads=threads, ident="artcat", **kw)
-    except KeyboardInterrupt:
-        pass
 
 
 def _exit_on_signal(signum: int, _frame: object) -> None:
