@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from flask import Flask
 
-from auth_server import errors
+from auth_server import errors, oauth
+from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.context import AuthServices
-from auth_server.views import health, tokens
+from auth_server.views import account, authorize, discovery, health, password, session, tokens
+from auth_server.views import applications as applications_api
+from auth_server.views import oauth as oauth_endpoints
 from common.settings import AuthSettings
 from common.stores import Stores
 
@@ -33,4 +36,70 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     app.add_url_rule("/api/tokens/xapp_token", "xapp_token", tokens.xapp_token, methods=["POST"])
     app.add_url_rule("/healthz", "healthz", health.healthz)
     app.add_url_rule("/readyz", "readyz", health.readyz)
+    # OAuth: the token endpoint (every grant), revocation, introspection and discovery.
+    oauth.register(app)
+    app.add_url_rule(
+        "/oauth2/access_token",
+        "oauth2_access_token",
+        oauth_endpoints.access_token,
+        methods=["GET", "POST"],
+    )
+    app.add_url_rule("/oauth2/revoke", "oauth2_revoke", oauth_endpoints.revoke, methods=["POST"])
+    app.add_url_rule(
+        "/oauth2/introspect", "oauth2_introspect", oauth_endpoints.introspect, methods=["POST"]
+    )
+    app.add_url_rule(
+        "/.well-known/oauth-authorization-server", "oauth2_metadata", discovery.metadata
+    )
+    app.add_url_rule(
+        "/api/tokens/access_token",
+        "expire_access_token",
+        tokens.expire_access_token,
+        methods=["DELETE"],
+    )
+    # The applications API (user token; owner only).
+    app.add_url_rule(
+        "/api/applications", view_func=applications_api.Applications.as_view("applications")
+    )
+    app.add_url_rule(
+        "/api/applications/<app_id>",
+        view_func=applications_api.ApplicationItem.as_view("application"),
+    )
+    # The browser pages: sign-in, consent, password reset and the account area.
+    pages.register(app)
+    get_post = ["GET", "POST"]
+    app.add_url_rule("/oauth2/authorize", "oauth2_authorize", authorize.authorize, methods=get_post)
+    app.add_url_rule("/account", "account_home", account.account_home)
+    app.add_url_rule("/account/sign_in", "account_sign_in", session.sign_in, methods=get_post)
+    app.add_url_rule("/account/sign_up", "account_sign_up", session.sign_up, methods=get_post)
+    app.add_url_rule("/account/sign_out", "account_sign_out", session.sign_out, methods=get_post)
+    app.add_url_rule(
+        "/account/password/forgot",
+        "account_password_forgot",
+        password.forgot_password,
+        methods=get_post,
+    )
+    app.add_url_rule(
+        "/account/password/reset/<token>",
+        "account_password_reset",
+        password.reset_password,
+        methods=get_post,
+    )
+    app.add_url_rule("/account/authorizations", "account_authorizations", account.authorizations)
+    app.add_url_rule(
+        "/account/authorizations/<application_id>/revoke",
+        "account_authorization_revoke",
+        account.revoke_authorization,
+        methods=["POST"],
+    )
+    app.add_url_rule(
+        "/account/applications", "account_applications", account.applications, methods=get_post
+    )
+    app.add_url_rule(
+        "/account/applications/<application_id>/rotate",
+        "account_application_rotate",
+        account.rotate_application_secret,
+        methods=["POST"],
+    )
+    app.add_url_rule("/account/static/<path:filename>", "account_static", pages.static_file)
     return app

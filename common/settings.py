@@ -84,6 +84,30 @@ class AuthSettings(Settings):
     login_attempts_per_ip: str = "30/minute"
     code_ttl: int = 600
     session_cookie_secure: bool = False
+    # Outgoing email (password reset links). Off by default, as on a staging instance; reset
+    # links are built from ``public_url`` only, never from a request's Host header.
+    email_enabled: bool = False
+    smtp_host: str = "localhost"
+    smtp_port: int = 587
+    smtp_user: str = ""
+    smtp_password: str = ""
+    smtp_from: str = ""
+    smtp_security: str = "starttls"  # starttls | tls (implicit, usually port 465) | none
+    smtp_timeout: int = 10
+    # How long a password reset link stays valid, in seconds.
+    password_reset_ttl: int = 3600
+    # How long a browser sign-in lasts before the user must sign in again, in seconds.
+    signed_in_ttl: int = 12 * 3600
+    # Social sign-in (the ``oauth_token`` grant); a provider is off while its app id/key is empty.
+    # The base URLs are settings so that tests (and proxies) can point them elsewhere.
+    facebook_app_id: str = ""
+    facebook_app_secret: str = ""
+    facebook_graph_url: str = "https://graph.facebook.com"
+    twitter_consumer_key: str = ""
+    twitter_consumer_secret: str = ""
+    twitter_api_url: str = "https://api.twitter.com"
+    # Seconds allowed for each call to a social provider.
+    social_timeout: int = 5
 
 
 @dataclass(frozen=True)

@@ -164,11 +164,15 @@ class TokenStore:
         return IssuedToken(value, row)
 
     def publish(self, row: Token) -> None:
-        """Write a committed token's record to Redis, expiring with the token."""
+        """Write a token's record to Redis, expiring with the token.
+
+        SET NX: a tombstone written by a concurrent expiry (a code replay, say) must win over
+        a late publish; a read-through that got there first wrote the same record.
+        """
         record = TokenRecord.from_row(row)
         ttl = record.expires_at - int(time.time())
         if ttl > 0:
-            self.redis.set(self.key(row.digest), record.encode(), ex=ttl)
+            self.redis.set(self.key(row.digest), record.encode(), ex=ttl, nx=True)
 
     # -- validating (resource server) ------------------------------------------------------
 

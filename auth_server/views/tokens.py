@@ -1,4 +1,4 @@
-"""Token routes: ``POST /api/tokens/xapp_token`` (and, later, expiry)."""
+"""Token routes: ``POST /api/tokens/xapp_token`` and ``DELETE /api/tokens/access_token``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ from flask import Response, current_app, jsonify, request
 
 from auth_server.accounts import authenticate_client
 from auth_server.audit import audit
+from auth_server.bearer import INVALID_TOKEN, request_token
 from auth_server.context import services
 from auth_server.errors import AuthError, ParamError
+from auth_server.inputs import is_clean
+from auth_server.oauth import no_store
 from auth_server.params import request_params
 from common.ids import format_ts
 
@@ -20,6 +23,9 @@ def xapp_token() -> tuple[Response, int]:
     missing = [f for f in ("client_id", "client_secret") if not params.get(f)]
     if missing:
         raise ParamError.missing(*missing)
+    if not (is_clean(params["client_id"], 200) and is_clean(params["client_secret"], 200)):
+        # A NUL byte or a lone surrogate would make PostgreSQL refuse the query (a 500).
+        raise AuthError(BAD_CLIENT)
     svc = services()
     with svc.stores.sessions() as session, session.begin():
         app = authenticate_client(session, params["client_id"], params["client_secret"])
@@ -45,3 +51,28 @@ def xapp_token() -> tuple[Response, int]:
     resp = jsonify(body)
     resp.headers["Cache-Control"] = "no-store"
     return resp, 201
+
+
+def expire_access_token() -> Response:
+    """Expire a token at once (sign out); every resource server refuses it on its next request."""
+    params = request_params(request)
+    token = request_token(request, params)
+    if not token:
+        raise ParamError.missing("access_token")
+    row = services().stores.tokens.expire(token)
+    if row is None:
+        raise AuthError(INVALID_TOKEN)
+    audit(
+        "token.expired",
+        token_id=row.id,
+        application_id=row.application_id,
+        user_id=row.user_id,
+        ip=request.remote_addr,
+    )
+    body = {
+        "id": row.id,
+        "type": "access_token",
+        "token": token,
+        "expired_at": format_ts(row.expired_at),
+    }
+    return no_store(jsonify(body))

@@ -1,0 +1,64 @@
+"""Applications as their owners manage them through ``/api/applications``."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from auth_server.errors import ParamError
+from auth_server.inputs import is_clean
+from auth_server.paging import PageParams, paginate
+from auth_server.redirects import MAX_REGISTERED, parse_target
+from common.ids import is_id
+from common.models import Application, Token
+from common.tokens import TokenStore
+
+
+def owned_page(
+    session: Session, user_id: str, params: PageParams
+) -> tuple[list[Application], str | None, int | None]:
+    """Return a page of the user's applications (the user_id index, keyset by id)."""
+    stmt = select(Application).where(Application.user_id == user_id)
+    return paginate(session, stmt, Application.id, params)
+
+
+def find_owned(session: Session, app_id: str, user_id: str) -> Application | None:
+    """Return the application if it exists and belongs to the user."""
+    if not is_id(app_id):
+        return None
+    app = session.get(Application, app_id)
+    return app if app is not None and app.user_id == user_id else None
+
+
+def check_name(name: str) -> str:
+    """Return a usable application name, or raise a ParamError."""
+    name = name.strip()
+    if not name:
+        raise ParamError.missing("name")
+    if not is_clean(name, 200):
+        raise ParamError("Name is invalid.", {"name": ["is invalid"]})
+    return name
+
+
+def check_redirect_urls(urls: list[str]) -> list[str]:
+    """Validate redirect URLs with the registration policy of ``auth_server.redirects``."""
+    unique = list(dict.fromkeys(u.strip() for u in urls if u.strip()))
+    reasons = []
+    for url in unique:
+        target, reason = parse_target(url) if is_clean(url) else (None, "is not valid text")
+        if target is None:
+            reasons.append(reason)
+    if len(unique) > MAX_REGISTERED:
+        reasons.append(f"can't number more than {MAX_REGISTERED}")
+    if reasons:
+        message = "Redirect urls " + ", ".join(dict.fromkeys(reasons)) + "."
+        raise ParamError(message, {"redirect_urls": list(dict.fromkeys(reasons))})
+    return unique
+
+
+def delete_application(session: Session, tokens: TokenStore, app: Application) -> list[Token]:
+    """Expire the application's tokens and delete it; tombstone the returned rows after commit."""
+    expired = tokens.expire_where(session, Token.application_id == app.id)
+    session.delete(app)
+    session.flush()
+    return expired

@@ -1,0 +1,149 @@
+"""The HTML forms of the auth server (every one carries a session-bound CSRF token)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask_wtf import FlaskForm
+from wtforms import HiddenField, PasswordField, StringField, SubmitField, TextAreaField
+from wtforms.validators import DataRequired, EqualTo, Length, ValidationError
+
+from auth_server.redirects import parse_registered
+
+PASSWORD_MIN = 10
+PASSWORD_MAX = 1000  # argon2 hashes any length; this bounds the work per request
+EMAIL_MAX = 320
+
+
+def password_problem(password: str, *, email: str = "", name: str = "") -> str | None:
+    """Return why a new password is too weak, or None when it is acceptable."""
+    if len(password) < PASSWORD_MIN:
+        return f"Use at least {PASSWORD_MIN} characters."
+    if len(password) > PASSWORD_MAX:
+        return f"Use at most {PASSWORD_MAX} characters."
+    classes = {
+        "lower" if c.islower() else "upper" if c.isupper() else "digit" if c.isdigit() else "other"
+        for c in password
+    }
+    if len(classes) < 2:
+        return "Mix at least two kinds of characters (letters, digits, symbols, capitals)."
+    if len(set(password)) < 4:
+        return "Use more different characters."
+    folded = password.strip().lower()
+    if folded in {email.strip().lower(), name.strip().lower()}:
+        return "Don't use your email address or name as your password."
+    return None
+
+
+class _StrongPassword:
+    """Validate a new password's strength against the form's email and name fields."""
+
+    def __call__(self, form: Any, field: Any) -> None:
+        email = getattr(form, "email", None)
+        name = getattr(form, "name", None)
+        problem = password_problem(
+            field.data or "",
+            email=email.data or "" if email else "",
+            name=name.data or "" if name else "",
+        )
+        if problem:
+            raise ValidationError(problem)
+
+
+def _printable(form: Any, field: Any) -> None:
+    """Refuse control characters (PostgreSQL text cannot even hold a NUL)."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in field.data or ""):
+        raise ValidationError("Remove the control characters.")
+
+
+def _email(form: Any, field: Any) -> None:
+    value = (field.data or "").strip()
+    local, _, domain = value.rpartition("@")
+    if not local or "." not in domain or any(c.isspace() for c in value):
+        raise ValidationError("Enter an email address like name@example.org.")
+
+
+class SignInForm(FlaskForm):
+    """Email and password."""
+
+    email = StringField(
+        "Email", [DataRequired("Enter your email address."), Length(max=EMAIL_MAX), _printable]
+    )
+    password = PasswordField(
+        "Password", [DataRequired("Enter your password."), Length(max=PASSWORD_MAX)]
+    )
+    next = HiddenField()
+    submit = SubmitField("Sign in")
+
+
+class SignUpForm(FlaskForm):
+    """Name, email and a new password."""
+
+    name = StringField("Name", [DataRequired("Enter your name."), Length(max=200), _printable])
+    email = StringField(
+        "Email",
+        [DataRequired("Enter your email address."), Length(max=EMAIL_MAX), _printable, _email],
+    )
+    password = PasswordField("Password", [DataRequired("Choose a password."), _StrongPassword()])
+    next = HiddenField()
+    submit = SubmitField("Create account")
+
+
+class ForgotPasswordForm(FlaskForm):
+    """The email address to send a reset link to."""
+
+    email = StringField(
+        "Email",
+        [DataRequired("Enter your email address."), Length(max=EMAIL_MAX), _printable, _email],
+    )
+    submit = SubmitField("Send reset link")
+
+
+class ResetPasswordForm(FlaskForm):
+    """A new password, typed twice."""
+
+    password = PasswordField(
+        "New password", [DataRequired("Choose a password."), _StrongPassword()]
+    )
+    confirm = PasswordField(
+        "New password again",
+        [DataRequired("Type the password again."), EqualTo("password", "The passwords differ.")],
+    )
+    submit = SubmitField("Set password")
+
+
+class ConsentForm(FlaskForm):
+    """The authorization request, carried through the consent page, and the user's decision."""
+
+    client_id = HiddenField()
+    redirect_uri = HiddenField()
+    response_type = HiddenField()
+    state = HiddenField()
+    scope = HiddenField()
+    code_challenge = HiddenField()
+    code_challenge_method = HiddenField()
+    approve = SubmitField("Allow")
+    deny = SubmitField("Deny")
+
+
+class ApplicationForm(FlaskForm):
+    """A new application: its name and optional redirect URIs, one per line."""
+
+    name = StringField(
+        "Application name", [DataRequired("Name the application."), Length(max=200), _printable]
+    )
+    redirect_uris = TextAreaField("Redirect URIs (optional, one per line)", [Length(max=20_000)])
+    submit = SubmitField("Register application")
+
+    def validate_redirect_uris(self, field: Any) -> None:
+        """Check every redirect URI against the redirect policy."""
+        uris, problems = parse_registered(field.data or "")
+        if problems:
+            raise ValidationError(" ".join(problems))
+        self.parsed_redirect_uris = uris
+
+
+class ButtonForm(FlaskForm):
+    """A form that is only a button (sign out, revoke, rotate): the CSRF token is its content."""
+
+    submit = SubmitField("Confirm")

@@ -1,0 +1,185 @@
+"""The account area: the overview, authorized applications, and the user's own applications."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from flask import flash, redirect, request, url_for
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+from werkzeug.wrappers import Response
+
+from auth_server.accounts import create_application, rotate_secret
+from auth_server.audit import audit
+from auth_server.context import services
+from auth_server.forms import ApplicationForm, ButtonForm
+from auth_server.web import current_user, error_page, page, sign_in_redirect
+from common.ids import is_id, utcnow
+from common.models import Application, AuthorizationCode, Token, User
+
+LIST_LIMIT = 100
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """An application holding live access tokens for the user."""
+
+    application: Application
+    owner_name: str | None
+    tokens: int
+    last_authorized: datetime
+    expires: datetime
+
+
+def authorizations_of(db: Session, user: User) -> list[Authorization]:
+    """Return the applications with live access tokens for ``user``, latest first (two queries)."""
+    now = utcnow()
+    latest = func.max(Token.created_at)
+    rows = db.execute(
+        select(Application, func.count(Token.id), latest, func.max(Token.expires_at))
+        .join(Token, Token.application_id == Application.id)
+        .where(
+            Token.user_id == user.id,
+            Token.kind == "access",
+            Token.expired_at.is_(None),
+            Token.expires_at > now,
+        )
+        .group_by(Application.id)
+        .order_by(latest.desc())
+        .limit(LIST_LIMIT)
+    ).all()
+    owner_ids = {app.user_id for app, *_ in rows if app.user_id}
+    owners: dict[str, str] = {}
+    if owner_ids:
+        found = db.execute(select(User.id, User.name).where(User.id.in_(owner_ids)))
+        owners = {user_id: name for user_id, name in found}
+    return [
+        Authorization(app, owners.get(app.user_id or ""), count, last, expires)
+        for app, count, last, expires in rows
+    ]
+
+
+def account_home() -> Response:
+    """Show the signed-in user's account overview."""
+    with services().stores.sessions() as db:
+        user = current_user(db)
+        if user is None:
+            return sign_in_redirect()
+        return page("account.html", user=user)
+
+
+def authorizations() -> Response:
+    """List the applications the user has let act for them, each with a revoke button."""
+    with services().stores.sessions() as db:
+        user = current_user(db)
+        if user is None:
+            return sign_in_redirect()
+        items = authorizations_of(db, user)
+        return page("authorizations.html", user=user, items=items, form=ButtonForm())
+
+
+def revoke_authorization(application_id: str) -> Response:
+    """Expire every token the application holds for the user (and its pending codes)."""
+    svc = services()
+    with svc.stores.sessions() as db:
+        user = current_user(db)
+        if user is None:
+            return sign_in_redirect(url_for("account_authorizations"))
+        app = db.get(Application, application_id) if is_id(application_id) else None
+        if app is None:
+            return error_page(404, "Not found", "There is no such application.")
+        rows = svc.stores.tokens.expire_where(
+            db, Token.user_id == user.id, Token.application_id == app.id
+        )
+        # A code approved but not yet redeemed would bring the access straight back.
+        now = utcnow()
+        db.execute(
+            update(AuthorizationCode)
+            .where(
+                AuthorizationCode.user_id == user.id,
+                AuthorizationCode.application_id == app.id,
+                AuthorizationCode.used_at.is_(None),
+                AuthorizationCode.expires_at > now,
+            )
+            .values(expires_at=now)
+        )
+        user_id, app_name = user.id, app.name
+        db.commit()
+    svc.stores.tokens.tombstone(rows)
+    audit(
+        "authorization.revoked",
+        user_id=user_id,
+        application_id=application_id,
+        tokens_expired=len(rows),
+        ip=request.remote_addr,
+    )
+    flash(f"{app_name} can no longer use your account.")
+    return redirect(url_for("account_authorizations"))
+
+
+def _own_applications(db: Session, user: User) -> list[Application]:
+    return list(
+        db.scalars(
+            select(Application)
+            .where(Application.user_id == user.id)
+            .order_by(Application.created_at.desc(), Application.id)
+            .limit(LIST_LIMIT)
+        )
+    )
+
+
+def applications() -> Response:
+    """List the user's applications (GET) or register a new one and show its secret (POST)."""
+    svc = services()
+    form = ApplicationForm()
+    with svc.stores.sessions() as db:
+        user = current_user(db)
+        if user is None:
+            return sign_in_redirect(url_for("account_applications"))
+        if request.method == "GET" or not form.validate():
+            status = 200 if request.method == "GET" else 400
+            return page(
+                "applications.html",
+                status,
+                user=user,
+                form=form,
+                apps=_own_applications(db, user),
+                button=ButtonForm(),
+            )
+        new = create_application(
+            db,
+            name=form.name.data or "",
+            owner=user,
+            redirect_uris=getattr(form, "parsed_redirect_uris", []),
+        )
+        db.commit()
+        audit(
+            "application.created",
+            application_id=new.application.id,
+            user_id=user.id,
+            ip=request.remote_addr,
+        )
+        # Shown in this response only (never stored in the session cookie), and never again.
+        return page("application_secret.html", 201, app=new.application, secret=new.client_secret)
+
+
+def rotate_application_secret(application_id: str) -> Response:
+    """Give one of the user's applications a new secret and show it once."""
+    with services().stores.sessions() as db:
+        user = current_user(db)
+        if user is None:
+            return sign_in_redirect(url_for("account_applications"))
+        app = db.get(Application, application_id) if is_id(application_id) else None
+        if app is None or app.user_id != user.id:
+            # Someone else's application is not acknowledged to exist.
+            return error_page(404, "Not found", "You have no application with this id.")
+        secret = rotate_secret(db, app)
+        db.commit()
+        audit(
+            "application.secret_rotated",
+            application_id=app.id,
+            user_id=user.id,
+            ip=request.remote_addr,
+        )
+        return page("application_secret.html", app=app, secret=secret, rotated=True)

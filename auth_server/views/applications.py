@@ -1,0 +1,181 @@
+"""``/api/applications``: a user's own applications (user access token), rendered as HAL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, jsonify, request
+from flask.views import MethodView
+
+from auth_server.accounts import AccountError, create_application
+from auth_server.applications import (
+    check_name,
+    check_redirect_urls,
+    delete_application,
+    find_owned,
+    owned_page,
+)
+from auth_server.audit import audit
+from auth_server.bearer import INVALID_TOKEN, require_user
+from auth_server.context import services
+from auth_server.errors import APIError, AuthError, ParamError
+from auth_server.inputs import parse_bool, request_list
+from auth_server.oauth import no_store
+from auth_server.paging import parse_page_params
+from auth_server.params import request_params
+from common.hal import Page, Urls, link
+from common.ids import format_ts
+from common.models import Application, User
+
+
+class NotFound(APIError):
+    """A resource that does not exist or is not the caller's (404)."""
+
+    status = 404
+
+
+APP_NOT_FOUND = "Application Not Found"
+
+
+def application(a: Application, urls: Urls, client_secret: str | None = None) -> dict[str, Any]:
+    """Render an application; the secret only when it was just created."""
+    body: dict[str, Any] = {
+        "id": a.id,
+        "created_at": format_ts(a.created_at),
+        "updated_at": format_ts(a.updated_at),
+        "name": a.name,
+        "client_id": a.client_id,
+    }
+    if client_secret is not None:
+        body["client_secret"] = client_secret
+    body.update(
+        enabled=a.enabled,
+        redirect_urls=list(a.redirect_uris or []),
+        standard_token_response=a.standard_token_response,
+        _links={
+            "self": link(urls.api(f"/applications/{a.id}")),
+            "user": link(urls.api(f"/users/{a.user_id}")),
+        },
+    )
+    return body
+
+
+def _urls() -> Urls:
+    return Urls((services().settings.public_url or request.host_url).rstrip("/"))
+
+
+class Applications(MethodView):
+    """The caller's applications: list (``?user_id=``) and create."""
+
+    def get(self) -> Response:
+        """List the caller's applications; without ``user_id``, redirect to the caller's list."""
+        record = require_user(request)
+        params = request_params(request)
+        urls = _urls()
+        user_id = params.get("user_id")
+        if not user_id:
+            keep = {k: params[k] for k in ("size", "cursor", "total_count") if params.get(k)}
+            location = urls.api("/applications", {**keep, "user_id": record.user_id})
+            resp = jsonify({"_links": {"location": link(location)}})
+            resp.status_code = 302
+            resp.headers["Location"] = location
+            return resp
+        if user_id != record.user_id:
+            raise NotFound("User Not Found")
+        page = parse_page_params(params)
+        with services().stores.sessions() as session:
+            rows, next_cursor, total = owned_page(session, user_id, page)
+        query: dict[str, Any] = {"user_id": user_id, **page.echo()}
+        self_query = {**query, "cursor": params.get("cursor") if page.cursor else None}
+        doc = Page(
+            "applications",
+            [application(a, urls) for a in rows],
+            urls.api("/applications", self_query),
+            urls.api("/applications", {**query, "cursor": next_cursor}) if next_cursor else None,
+            total,
+        ).render()
+        return jsonify(doc)
+
+    def post(self) -> tuple[Response, int]:
+        """Create an application (201); its client secret is in this answer and never again."""
+        record = require_user(request)
+        params = request_params(request)
+        name = check_name(params.get("name", ""))
+        redirect_urls = check_redirect_urls(request_list(request, "redirect_urls") or [])
+        raw_standard = params.get("standard_token_response")
+        standard = bool(raw_standard) and parse_bool("standard_token_response", raw_standard or "")
+        svc = services()
+        with svc.stores.sessions() as session, session.begin():
+            owner = session.get(User, record.user_id)
+            if owner is None or not owner.enabled:
+                raise AuthError(INVALID_TOKEN)
+            try:
+                new = create_application(
+                    session,
+                    name=name,
+                    owner=owner,
+                    redirect_uris=redirect_urls,
+                    standard_token_response=standard,
+                )
+            except AccountError as ex:
+                raise ParamError(str(ex) + ".", {ex.field: [ex.reason]}) from None
+        audit("application.created", application_id=new.application.id, user_id=owner.id)
+        urls = _urls()
+        resp = no_store(jsonify(application(new.application, urls, new.client_secret)))
+        resp.headers["Location"] = urls.api(f"/applications/{new.application.id}")
+        return resp, 201
+
+
+class ApplicationItem(MethodView):
+    """One of the caller's applications: show, update, delete (others' are 404)."""
+
+    def get(self, app_id: str) -> Response:
+        """Show the application."""
+        record = require_user(request)
+        with services().stores.sessions() as session:
+            app = find_owned(session, app_id, record.user_id or "")
+        if app is None:
+            raise NotFound(APP_NOT_FOUND)
+        return jsonify(application(app, _urls()))
+
+    def put(self, app_id: str) -> Response:
+        """Update the name, redirect URLs and token response format."""
+        record = require_user(request)
+        params = request_params(request)
+        name = check_name(params["name"]) if "name" in params else None
+        raw_urls = request_list(request, "redirect_urls")
+        redirect_urls = check_redirect_urls(raw_urls) if raw_urls is not None else None
+        raw_standard = params.get("standard_token_response")
+        standard = parse_bool("standard_token_response", raw_standard) if raw_standard else None
+        with services().stores.sessions() as session, session.begin():
+            app = find_owned(session, app_id, record.user_id or "")
+            if app is None:
+                raise NotFound(APP_NOT_FOUND)
+            if name is not None:
+                app.name = name
+            if redirect_urls is not None:
+                app.redirect_uris = redirect_urls
+            if standard is not None:
+                app.standard_token_response = standard
+            session.flush()
+            doc = application(app, _urls())
+        audit("application.updated", application_id=app_id, user_id=record.user_id)
+        return jsonify(doc)
+
+    def delete(self, app_id: str) -> Response:
+        """Delete the application and expire every token it holds (204)."""
+        record = require_user(request)
+        tokens = services().stores.tokens
+        with services().stores.sessions() as session, session.begin():
+            app = find_owned(session, app_id, record.user_id or "")
+            if app is None:
+                raise NotFound(APP_NOT_FOUND)
+            expired = delete_application(session, tokens, app)
+        tokens.tombstone(expired)
+        audit(
+            "application.deleted",
+            application_id=app_id,
+            user_id=record.user_id,
+            tokens_expired=len(expired),
+        )
+        return Response(status=204)

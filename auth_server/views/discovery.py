@@ -1,0 +1,46 @@
+"""RFC 8414 authorization server metadata at ``/.well-known/oauth-authorization-server``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
+from flask import Response, jsonify, request
+
+from auth_server.context import services
+from auth_server.oauth import SUPPORTED_SCOPES
+
+CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+
+def issuer() -> str:
+    """Return the issuer: the configured public URL, else this request's scheme and host."""
+    return (services().settings.public_url or request.host_url).rstrip("/")
+
+
+def server_metadata(base: str) -> AuthorizationServerMetadata:
+    """Return the metadata document of a server whose issuer is ``base``."""
+    doc: dict[str, Any] = {
+        "issuer": base,
+        "authorization_endpoint": f"{base}/oauth2/authorize",
+        "token_endpoint": f"{base}/oauth2/access_token",
+        "revocation_endpoint": f"{base}/oauth2/revoke",
+        "introspection_endpoint": f"{base}/oauth2/introspect",
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        # credentials and oauth_token are the reference API's own (non-RFC) grant types.
+        "grant_types_supported": ["authorization_code", "credentials", "oauth_token"],
+        "scopes_supported": sorted(SUPPORTED_SCOPES),
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
+        "revocation_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
+        "introspection_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
+    }
+    return AuthorizationServerMetadata(doc)
+
+
+def metadata() -> Response:
+    """Describe the endpoints, grants, scopes and PKCE methods of this server."""
+    resp = jsonify(dict(server_metadata(issuer())))
+    resp.headers["Cache-Control"] = "public, max-age=3600"
+    return resp

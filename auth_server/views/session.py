@@ -1,0 +1,178 @@
+"""Signing in, signing up and signing out in the browser (``/account/sign_in`` and friends)."""
+
+from __future__ import annotations
+
+import secrets
+
+from argon2 import PasswordHasher
+from flask import current_app, flash, redirect, request, url_for
+from limits import parse
+from limits.storage import RedisStorage
+from limits.strategies import SlidingWindowCounterRateLimiter
+from sqlalchemy.exc import IntegrityError
+from werkzeug.wrappers import Response
+
+from auth_server.accounts import (
+    AccountError,
+    create_user,
+    find_user_by_email,
+    normalise_email,
+    verify_password,
+)
+from auth_server.audit import audit
+from auth_server.context import services
+from auth_server.forms import ButtonForm, SignInForm, SignUpForm
+from auth_server.web import (
+    DEFAULT_NEXT,
+    current_user,
+    end_session,
+    page,
+    safe_next,
+    start_session,
+)
+from common.tokens import digest
+
+BAD_CREDENTIALS = "The email or password is incorrect."
+TOO_MANY = "Too many failed sign-ins. Wait a few minutes, then try again."
+EMAIL_TAKEN = "An account with this email already exists. Sign in, or reset its password."
+
+_dummy_hashes: dict[tuple[int, int, int], str] = {}
+_LIMITER_KEY = "artcat.signin_limiter"
+
+
+def _dummy_hash(hasher: PasswordHasher) -> str:
+    """Return a hash to verify against when there is no account, so timing does not tell."""
+    key = (hasher.time_cost, hasher.memory_cost, hasher.parallelism)
+    if key not in _dummy_hashes:
+        _dummy_hashes[key] = hasher.hash(secrets.token_urlsafe(16))
+    return _dummy_hashes[key]
+
+
+def _limiter() -> SlidingWindowCounterRateLimiter:
+    limiter: SlidingWindowCounterRateLimiter | None = current_app.extensions.get(_LIMITER_KEY)
+    if limiter is None:
+        svc = services()
+        storage = RedisStorage(
+            "redis://",
+            connection_pool=svc.stores.redis.connection_pool,
+            key_prefix=f"{svc.settings.redis_prefix}:signin",
+        )
+        limiter = SlidingWindowCounterRateLimiter(storage)
+        current_app.extensions[_LIMITER_KEY] = limiter
+    return limiter
+
+
+def _failure_keys(email: str, ip: str) -> list[tuple[str, str, str]]:
+    settings = services().settings
+    return [
+        (settings.login_attempts_per_account, "account", digest(email)),
+        (settings.login_attempts_per_ip, "ip", ip),
+    ]
+
+
+def _throttled(email: str, ip: str) -> bool:
+    """Tell whether too many sign-ins failed lately for this account or this address."""
+    limiter = _limiter()
+    return any(
+        not limiter.test(parse(rate), kind, key) for rate, kind, key in _failure_keys(email, ip)
+    )
+
+
+def _count_failure(email: str, ip: str) -> None:
+    limiter = _limiter()
+    for rate, kind, key in _failure_keys(email, ip):
+        limiter.hit(parse(rate), kind, key)
+
+
+def _next_from_request() -> str:
+    return safe_next(request.values.get("next")) or ""
+
+
+def sign_in() -> Response:
+    """Show the sign-in form (GET) or sign in with email and password (POST)."""
+    svc = services()
+    form = SignInForm(next=_next_from_request())
+    with svc.stores.sessions() as db:
+        if request.method == "GET":
+            if current_user(db) is not None:
+                return redirect(_next_from_request() or DEFAULT_NEXT)
+            return page("sign_in.html", form=form)
+        if not form.validate():
+            return page("sign_in.html", 400, form=form)
+        email = normalise_email(form.email.data or "")
+        password = form.password.data or ""
+        ip = request.remote_addr or ""
+        # Throttle before any hashing: argon2 is the expensive part of a guess.
+        if _throttled(email, ip):
+            audit("sign_in.throttled", ip=ip)
+            return page("sign_in.html", 429, form=form, form_error=TOO_MANY)
+        user = find_user_by_email(db, email)
+        stored = user.password_hash if user is not None and user.password_hash else None
+        ok = verify_password(svc.hasher, stored or _dummy_hash(svc.hasher), password)
+        if user is None or stored is None or not ok or not user.enabled:
+            _count_failure(email, ip)
+            audit(
+                "sign_in.failed",
+                user_id=user.id if user is not None else None,
+                reason="disabled" if user is not None and ok and not user.enabled else "bad",
+                ip=ip,
+            )
+            return page("sign_in.html", 400, form=form, form_error=BAD_CREDENTIALS)
+        if svc.hasher.check_needs_rehash(stored):
+            # Cost parameters were raised since this hash was made: upgrade it now.
+            user.password_hash = svc.hasher.hash(password)
+            db.commit()
+        start_session(user)
+        audit("sign_in", user_id=user.id, ip=ip)
+        return redirect(safe_next(form.next.data) or DEFAULT_NEXT)
+
+
+def sign_up() -> Response:
+    """Show the sign-up form (GET) or create an account and sign in (POST)."""
+    svc = services()
+    form = SignUpForm(next=_next_from_request())
+    with svc.stores.sessions() as db:
+        if request.method == "GET":
+            if current_user(db) is not None:
+                return redirect(_next_from_request() or DEFAULT_NEXT)
+            return page("sign_up.html", form=form)
+        if not form.validate():
+            return page("sign_up.html", 400, form=form)
+        try:
+            user = create_user(
+                db,
+                svc.hasher,
+                email=form.email.data or "",
+                name=form.name.data or "",
+                password=form.password.data or "",
+            )
+            db.commit()
+        except AccountError as ex:
+            db.rollback()
+            field = getattr(form, ex.field, form.email)
+            field.errors = [EMAIL_TAKEN if ex.reason == "has already been taken" else str(ex)]
+            return page("sign_up.html", 400, form=form)
+        except IntegrityError:
+            db.rollback()  # the same email signed up at the same moment
+            form.email.errors = [EMAIL_TAKEN]
+            return page("sign_up.html", 400, form=form)
+        start_session(user)
+        audit("user.created", user_id=user.id, via="sign_up", ip=request.remote_addr)
+        return redirect(safe_next(form.next.data) or DEFAULT_NEXT)
+
+
+def sign_out() -> Response:
+    """Ask to confirm (GET) or sign out (POST), then go to the sign-in page."""
+    form = ButtonForm()
+    if request.method == "GET":
+        return page("sign_out.html", form=form, next_path=_next_from_request())
+    with services().stores.sessions() as db:
+        user = current_user(db)
+    end_session()
+    if user is not None:
+        audit("sign_out", user_id=user.id, ip=request.remote_addr)
+    flash("You are signed out.")
+    target = _next_from_request()
+    return redirect(
+        url_for("account_sign_in", next=target) if target else url_for("account_sign_in")
+    )

@@ -1,0 +1,184 @@
+"""What every HTML page of the auth server shares: CSRF, security headers, the browser session.
+
+CSRF protection is switched on for the HTML pages only (``/account/...`` and the consent form at
+``/oauth2/authorize``): the JSON/OAuth endpoints authenticate clients, not browser cookies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from flask import (
+    Flask,
+    current_app,
+    g,
+    redirect,
+    render_template,
+    request,
+    send_from_directory,
+    session,
+    url_for,
+)
+from flask_wtf.csrf import CSRFError, CSRFProtect
+from sqlalchemy.orm import Session
+from werkzeug.wrappers import Response
+
+from auth_server.context import services
+from auth_server.mail import Mailer
+from common.models import User
+
+csrf = CSRFProtect()
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+DEFAULT_NEXT = "/account"
+MAX_NEXT_LENGTH = 2048
+CSP = (
+    "default-src 'self'; frame-ancestors 'none'; form-action 'self'{extra}; "
+    "base-uri 'none'; object-src 'none'"
+)
+HTML_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+_SESSION_USER = "uid"
+_SESSION_FINGERPRINT = "pwf"
+_SESSION_STARTED = "at"
+
+
+def register(app: Flask) -> None:
+    """Switch on CSRF for the HTML pages, the security headers and the mailer."""
+    app.config.update(
+        WTF_CSRF_CHECK_DEFAULT=False,  # opt-in below: the API endpoints take no cookies
+        # The strict https Referer check cannot work with Referrer-Policy: no-referrer (browsers
+        # then send no Referer); the session-bound token and SameSite=Lax do the job.
+        WTF_CSRF_SSL_STRICT=False,
+    )
+    csrf.init_app(app)
+    app.before_request(_protect_forms)
+    app.after_request(_security_headers)
+    app.register_error_handler(CSRFError, _csrf_error)
+    app.context_processor(lambda: {"signed_in": _SESSION_USER in session})
+    app.extensions["artcat.mailer"] = Mailer(app.extensions["artcat"].settings)
+
+
+def is_page_path(path: str) -> bool:
+    """Tell whether a path is one of the HTML pages (which carry forms and cookies)."""
+    return path == "/account" or path.startswith("/account/") or path == "/oauth2/authorize"
+
+
+def _protect_forms() -> None:
+    if is_page_path(request.path):
+        csrf.protect()
+
+
+def _security_headers(resp: Response) -> Response:
+    resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+    if resp.mimetype == "text/html":
+        extra = g.get("form_action_extra", "")
+        resp.headers["Content-Security-Policy"] = CSP.format(extra=f" {extra}" if extra else "")
+        for name, value in HTML_HEADERS.items():
+            resp.headers[name] = value
+    return resp
+
+
+def _csrf_error(ex: CSRFError) -> Response:
+    return error_page(
+        400,
+        "This form has expired",
+        "The form was too old or was not sent from this site, so nothing was changed. "
+        "Go back, reload the page and try again.",
+    )
+
+
+def allow_form_redirect_to(csp_source: str) -> None:
+    """Let this page's form submission be redirected to a client (CSP form-action covers it)."""
+    g.form_action_extra = csp_source
+
+
+def page(template: str, status: int = 200, **context: object) -> Response:
+    """Render an HTML page."""
+    return current_app.make_response((render_template(template, **context), status))
+
+
+def error_page(
+    status: int, title: str, message: str, link: tuple[str, str] | None = None
+) -> Response:
+    """Render an HTML error page (never a redirect), with an optional way on: (href, text)."""
+    return page("error.html", status, title=title, message=message, link=link)
+
+
+def static_file(filename: str) -> Response:
+    """Serve the pages' CSS from under /account/ (the path the proxy sends to this server)."""
+    return send_from_directory(STATIC_DIR, filename, max_age=3600)
+
+
+# -- the browser session --------------------------------------------------------------------
+
+
+def password_fingerprint(password_hash: str | None) -> str:
+    """Return a keyed fingerprint of a password hash: sessions and reset links are bound to it."""
+    key = services().settings.secret_key.encode()
+    return hmac.new(key, (password_hash or "").encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def start_session(user: User) -> None:
+    """Sign a user in on a fresh session (nothing from the earlier session is kept)."""
+    session.clear()
+    session[_SESSION_USER] = user.id
+    session[_SESSION_FINGERPRINT] = password_fingerprint(user.password_hash)
+    session[_SESSION_STARTED] = int(time.time())
+
+
+def end_session() -> None:
+    """Sign out: drop everything in the session."""
+    session.clear()
+
+
+def current_user(db: Session) -> User | None:
+    """Return the signed-in user, or None when signed out, expired, disabled or re-passworded."""
+    user_id = session.get(_SESSION_USER)
+    started = session.get(_SESSION_STARTED)
+    if not isinstance(user_id, str) or not isinstance(started, int):
+        return None
+    if time.time() - started > services().settings.signed_in_ttl:
+        return None
+    user = db.get(User, user_id)
+    if user is None or not user.enabled:
+        return None
+    # A password change (reset) ends every other session of the user.
+    if not hmac.compare_digest(
+        str(session.get(_SESSION_FINGERPRINT, "")), password_fingerprint(user.password_hash)
+    ):
+        return None
+    return user
+
+
+def safe_next(value: str | None) -> str | None:
+    """Return ``value`` when it is a relative path on this site, else None (no open redirect)."""
+    if not value or len(value) > MAX_NEXT_LENGTH:
+        return None
+    if not value.startswith("/") or value.startswith("//"):
+        return None
+    if "\\" in value or any(ord(c) < 0x21 or ord(c) == 0x7F for c in value):
+        return None
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return None
+    if parts.scheme or parts.netloc:
+        return None
+    return value
+
+
+def sign_in_redirect(next_path: str | None = None) -> Response:
+    """Send a signed-out browser to the sign-in page, coming back to ``next_path`` after."""
+    target = safe_next(next_path or request.full_path.rstrip("?"))
+    return redirect(
+        url_for("account_sign_in", next=target) if target else url_for("account_sign_in")
+    )

@@ -1,0 +1,150 @@
+"""The credentials grant over real HTTP: answers, throttling before hashing, similar timing."""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from auth_server.accounts import create_user, password_hasher
+from common.models import Token, User
+from common.settings import AuthSettings
+from common.stores import Stores
+from tests.functional.conftest import LiveServer
+from tests.functional.oauth_support import (
+    World,
+    assert_oauth_error,
+    make_world,
+    oauth_server,
+    oauth_settings,
+    post,
+    provider,
+    serve_auth,
+    world,
+)
+
+__all__ = ["oauth_server", "oauth_settings", "provider", "world"]
+
+
+@pytest.fixture
+def throttled(oauth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
+    """An auth server allowing 3 attempts per account and 6 per IP a minute."""
+    settings = replace(
+        oauth_settings,
+        login_attempts_per_account="3/minute",
+        login_attempts_per_ip="6/minute",
+        # Counters live in Redis: a fresh namespace each time this fixture is used.
+        redis_prefix=f"{oauth_settings.redis_prefix}-throttle-{time.monotonic_ns()}",
+    )
+    with serve_auth(settings, stores) as live:
+        yield live
+
+
+def test_wrong_password_and_unknown_email_get_the_same_answer(
+    oauth_server: LiveServer, world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="artcat.audit")
+    wrong = post(oauth_server, world.password_grant(password="wrong password", state="s"))
+    unknown = post(oauth_server, world.password_grant(email="nobody@example.org", state="s"))
+    body = assert_oauth_error(wrong, 400, "invalid_grant")
+    assert unknown.status_code == 400 and unknown.json() == body
+    assert body["state"] == "s"
+    lines = [r.getMessage() for r in caplog.records if r.name == "artcat.audit"]
+    assert sum('"signin.failed"' in line for line in lines) == 2
+    assert not any("wrong password" in line or "nobody@" in line for line in lines)
+
+
+def test_email_is_case_insensitive(oauth_server: LiveServer, world: World) -> None:
+    r = post(oauth_server, world.password_grant(email=f"  {world.email.upper()} "))
+    assert r.status_code == 200, r.text
+
+
+def test_missing_fields_are_invalid_request(oauth_server: LiveServer, world: World) -> None:
+    grant = world.password_grant()
+    for field in ("email", "password"):
+        partial = {k: v for k, v in grant.items() if k != field}
+        assert_oauth_error(post(oauth_server, partial), 400, "invalid_request")
+
+
+def test_disabled_and_passwordless_users_cannot_sign_in(
+    oauth_server: LiveServer,
+    world: World,
+    sessions: sessionmaker[Session],
+    oauth_settings: AuthSettings,
+) -> None:
+    with sessions() as s, s.begin():
+        s.execute(update(User).where(User.id == world.user_id).values(enabled=False))
+        create_user(
+            s, password_hasher(oauth_settings), email="social@example.org", name="S", password=None
+        )
+    assert_oauth_error(post(oauth_server, world.password_grant()), 400, "invalid_grant")
+    social = post(oauth_server, world.password_grant(email="social@example.org"))
+    assert_oauth_error(social, 400, "invalid_grant")
+    with sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Token)) == 0
+
+
+def test_attempts_are_throttled_per_account(
+    throttled: LiveServer, world: World, sessions: sessionmaker[Session], oauth_settings: Any
+) -> None:
+    for _ in range(3):
+        r = post(throttled, world.password_grant(password="wrong"))
+        assert_oauth_error(r, 400, "invalid_grant")
+    # Over the limit even the right password is refused, before it is checked.
+    limited = post(throttled, world.password_grant(state="st"))
+    body = assert_oauth_error(limited, 429, "slow_down")
+    assert body["state"] == "st"
+    assert 1 <= int(limited.headers["Retry-After"]) <= 60
+    other = make_world(sessions, oauth_settings)
+    assert post(throttled, other.password_grant()).status_code == 200
+
+
+def test_attempts_are_throttled_per_ip(throttled: LiveServer, world: World) -> None:
+    for n in range(6):
+        r = post(throttled, world.password_grant(email=f"unknown{n}@example.org"))
+        assert r.status_code == 400
+    limited = post(throttled, world.password_grant())
+    assert_oauth_error(limited, 429, "slow_down")
+    assert int(limited.headers["Retry-After"]) >= 1
+
+
+def test_unknown_email_costs_what_a_wrong_password_costs(
+    oauth_settings: AuthSettings, stores: Stores, world: World, sessions: sessionmaker[Session]
+) -> None:
+    # A real (if small) argon2 cost, so that hashing dominates the request time.
+    settings = replace(oauth_settings, argon2_time_cost=2, argon2_memory_cost=16 * 1024)
+    with sessions() as s, s.begin():
+        create_user(s, password_hasher(settings), email="t@example.org", name="T", password="pw")
+    with serve_auth(settings, stores) as live:
+
+        def timed(email: str) -> float:
+            start = time.perf_counter()
+            r = post(
+                live,
+                {**world.creds, "grant_type": "credentials", "email": email, "password": "not it"},
+            )
+            assert r.status_code == 400
+            return time.perf_counter() - start
+
+        timed("warm@example.org")  # the first unknown email computes the dummy hash
+        known = statistics.median(timed("t@example.org") for _ in range(7))
+        unknown = statistics.median(timed("nobody@example.org") for _ in range(7))
+    assert 0.6 < unknown / known < 1.6, (known, unknown)
+
+
+def test_argon2_parameters_are_upgraded_on_sign_in(
+    oauth_settings: AuthSettings, stores: Stores, world: World, sessions: sessionmaker[Session]
+) -> None:
+    stronger = replace(oauth_settings, argon2_time_cost=2)
+    with serve_auth(stronger, stores) as live:
+        assert post(live, world.password_grant()).status_code == 200
+    with sessions() as s:
+        stored = s.get_one(User, world.user_id).password_hash or ""
+    assert ",t=2," in stored
