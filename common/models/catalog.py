@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, Float, Integer, String, Text
+from sqlalchemy import Boolean, Float, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from common.models.base import FK, Base, IdColumn, ImageFields, JSONType, Timestamps
@@ -44,6 +44,7 @@ class Profile(Timestamps, ImageFields, Base):
     website: Mapped[str | None] = mapped_column(String(500))
     owner_type: Mapped[str] = mapped_column(String(20))  # partner | fair | user
     owner_id: Mapped[str] = mapped_column(String(24))
+    __table_args__ = (Index(None, "owner_type", "owner_id", unique=True),)
     cover_image_id: Mapped[str | None] = FK("images.id", nullable=True, ondelete="SET NULL")
 
 
@@ -109,7 +110,8 @@ class ArtworkArtist(Base):
 
     __tablename__ = "artwork_artists"
     artwork_id: Mapped[str] = FK("artworks.id", primary_key=True, index=False)
-    artist_id: Mapped[str] = FK("artists.id", primary_key=True, index=True)
+    artist_id: Mapped[str] = FK("artists.id", primary_key=True, index=False)
+    __table_args__ = (Index(None, "artist_id", "artwork_id"),)
     position: Mapped[int] = mapped_column(Integer, default=0)
     role: Mapped[str | None] = mapped_column(String(60))
 
@@ -148,7 +150,8 @@ class ArtistGene(Base):
 
     __tablename__ = "artist_genes"
     artist_id: Mapped[str] = FK("artists.id", primary_key=True, index=False)
-    gene_id: Mapped[str] = FK("genes.id", primary_key=True, index=True)
+    gene_id: Mapped[str] = FK("genes.id", primary_key=True, index=False)
+    __table_args__ = (Index(None, "gene_id", "artist_id"),)
 
 
 class ArtworkGene(Base):
@@ -156,7 +159,8 @@ class ArtworkGene(Base):
 
     __tablename__ = "artwork_genes"
     artwork_id: Mapped[str] = FK("artworks.id", primary_key=True, index=False)
-    gene_id: Mapped[str] = FK("genes.id", primary_key=True, index=True)
+    gene_id: Mapped[str] = FK("genes.id", primary_key=True, index=False)
+    __table_args__ = (Index(None, "gene_id", "artwork_id"),)
 
 
 class Image(Timestamps, ImageFields, Base):
