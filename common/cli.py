@@ -103,6 +103,27 @@ def load_cmoa_cmd(path: Path, no_progress: bool) -> None:
     click.echo(report.summary())
 
 
+# -- search ------------------------------------------------------------------------------------
+
+
+@main.group()
+def search() -> None:
+    """Manage the search index."""
+
+
+@search.command("reindex")
+def search_reindex() -> None:
+    """Rebuild the search index from the catalog (writes only documents that changed)."""
+    from common.db import make_engine, upgrade
+    from resource_server.search.indexer import reindex, stats
+
+    settings = _settings()
+    upgrade(settings)
+    engine = make_engine(settings)
+    click.echo(reindex(engine).summary())
+    click.echo(", ".join(f"{n:,} {kind}" for kind, n in sorted(stats(engine).items())))
+
+
 # -- accounts ----------------------------------------------------------------------------------
 
 

@@ -35,6 +35,7 @@ from common.loaders.dimensions import from_cmoa
 from common.loaders.report import LoadReport
 from common.loaders.slugs import SlugRegistry
 from common.loaders.source import find_file, read_jsonl
+from resource_server.search.indexer import reindex_after_load
 
 CMOA = PartnerInfo(
     handle="cmoa",
@@ -115,6 +116,7 @@ def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
     for file in files:
         loader.load(file)
     loader.finish()
+    reindex_after_load(engine, report)
     report.elapsed = time.perf_counter() - started
     return report
 

@@ -57,6 +57,7 @@ from common.models import (
     UserDetail,
 )
 from common.settings import Settings
+from resource_server.search.indexer import reindex
 
 DEMO_EMAIL = "demo@example.org"
 DEMO_NAME = "Demo User"
@@ -299,6 +300,7 @@ def load_demo(
             if not reason:
                 raise
             return DemoReport(seed=seed, skipped=True, reason=reason)
+    counts["search_documents"] = reindex(engine).documents
     counts["users"] = counts["user_details"] = len(users)
     counts["collections"] += len(users)
     counts["applications"] = 1

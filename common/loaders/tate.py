@@ -35,6 +35,7 @@ from common.loaders.dimensions import parse_tate
 from common.loaders.report import LoadReport
 from common.loaders.slugs import SlugRegistry
 from common.loaders.source import file_stem, find_file, read_jsonl
+from resource_server.search.indexer import reindex_after_load
 
 TATE = PartnerInfo(
     handle="tate",
@@ -88,6 +89,7 @@ def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
     if artworks_file is not None:
         loader.load_artworks(artworks_file)
     loader.finish()
+    reindex_after_load(engine, report)
     report.elapsed = time.perf_counter() - started
     return report
 

@@ -1,0 +1,127 @@
+"""``GET /api/search``: the route, its parameters and the HAL rendering of results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import falcon
+
+from common.hal import Link, Urls, link
+from resource_server.errors import ParamError
+from resource_server.params import Param, parse_int, single
+from resource_server.resources.base import Resource, redirect
+from resource_server.routes import CollectionRoute
+from resource_server.search.documents import KINDS
+from resource_server.search.service import (
+    DEFAULT_SIZE,
+    MAX_OFFSET,
+    MAX_SIZE,
+    Hit,
+    SearchRequest,
+    search,
+)
+from resource_server.search.text import MAX_QUERY_CHARS
+
+ROUTE = CollectionRoute(
+    rel="search",
+    path="/search",
+    filters=(
+        Param("q", "str"),
+        Param("size", "int"),
+        Param("offset", "int"),
+        Param("type", "enum", KINDS),
+    ),
+    paged=False,
+)
+# Kinds a result's ``type`` names; other indexed kinds have ``type: null`` (see ``og_type``).
+RESULT_TYPES = frozenset({"artist", "artwork", "profile", "gene", "show"})
+ITEM_PATHS = {
+    "artist": "/artists",
+    "artwork": "/artworks",
+    "profile": "/profiles",
+    "gene": "/genes",
+    "show": "/shows",
+    "fair": "/fairs",
+    "partner": "/partners",
+    "sale": "/sales",
+}
+
+
+def result(hit: Hit, urls: Urls, web_url: str = "") -> dict[str, Any]:
+    """Render one search result."""
+    links: dict[str, Link] = {"self": link(urls.api(f"{ITEM_PATHS[hit.kind]}/{hit.resource_id}"))}
+    if web_url and hit.permalink:
+        links["permalink"] = link(f"{web_url}{hit.permalink}")
+    if hit.thumbnail:
+        links["thumbnail"] = link(hit.thumbnail)
+    return {
+        "type": hit.kind if hit.kind in RESULT_TYPES else None,
+        "title": hit.title,
+        "description": hit.description,
+        "og_type": hit.kind,
+        "_links": links,
+    }
+
+
+def parse_types(params: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """Return the ``type`` parameter as given and its kinds (repeated or comma-separated)."""
+    raw = params.get("type")
+    values = raw if isinstance(raw, list) else [] if raw is None else [raw]
+    kinds = [k.strip() for v in values for k in str(v).split(",") if k.strip()]
+    for kind in kinds:
+        if kind not in KINDS:
+            raise ParamError.invalid("type", f"must be one of {', '.join(KINDS)}")
+    return ",".join(kinds), tuple(dict.fromkeys(kinds))
+
+
+def parse_request(params: Mapping[str, Any]) -> tuple[SearchRequest, dict[str, Any]]:
+    """Parse ``q``, ``size``, ``offset`` and ``type``; return the request and the query to echo."""
+    q = single(params, "q")
+    if q is None or not q.strip():
+        raise ParamError("Q can't be blank.", {"q": ["can't be blank"]})
+    if len(q) > MAX_QUERY_CHARS:
+        raise ParamError.invalid("q", "is too long")
+    echo: dict[str, Any] = {"q": q}
+    size, offset = DEFAULT_SIZE, 0
+    raw_size, raw_offset = single(params, "size"), single(params, "offset")
+    if raw_size:
+        size = echo["size"] = parse_int("size", raw_size, minimum=1, maximum=MAX_SIZE)
+    if raw_offset:
+        offset = parse_int("offset", raw_offset, minimum=0, maximum=MAX_OFFSET)
+    type_text, types = parse_types(params)
+    if types:
+        echo["type"] = type_text
+    return SearchRequest(q, size, offset, types), echo
+
+
+class Search(Resource):
+    """Search the catalog: ranked results with kind filters, or a spelling correction.
+
+    The index is rebuilt by the importers, the demo loader and ``artcat search reindex``; it may
+    lag the catalog, so a result may describe a resource as it was, and a result whose resource
+    is gone still renders: its ``self`` link then answers 404.
+    """
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Answer one page of results, or 302 to the corrected query when nothing matches."""
+        request, echo = parse_request(req.params)
+        with self.stores.sessions() as session:
+            page = search(session.connection(), request)
+        urls = self.urls(req)
+        if page.correction is not None:
+            redirect(resp, urls.api("/search", {**echo, "q": page.correction}))
+            return
+        self_query = {**echo, "offset": request.offset or None}
+        links: dict[str, Link] = {"self": link(urls.api("/search", self_query))}
+        if request.offset + request.size < page.total_count:
+            links["next"] = link(
+                urls.api("/search", {**echo, "offset": request.offset + request.size})
+            )
+        resp.media = {
+            "total_count": page.total_count,
+            "offset": request.offset,
+            "q": request.q,
+            "_links": links,
+            "_embedded": {"results": [result(h, urls, self.settings.web_url) for h in page.hits]},
+        }

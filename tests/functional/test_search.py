@@ -1,0 +1,325 @@
+"""``GET /api/search`` over the museum sample: relevance, kind filters, paging, spelling, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import requests
+from click.testing import CliRunner
+from sqlalchemy import Engine, delete, select
+
+from common.cli import main
+from common.loaders.cmoa import load_cmoa
+from common.loaders.tate import load_tate
+from common.models import Artist
+from common.settings import ResourceSettings, Settings
+from common.stores import Stores
+from resource_server.app import create_app
+from resource_server.search.indexer import reindex
+from resource_server.search.models import SearchDocument
+from resource_server.search.text import fold
+from tests import factories
+from tests.conftest import SHARED_SAMPLE, truncate_all
+from tests.functional.conftest import LiveServer, start_server
+from tests.functional.user_api_support import make_caller, xapp_headers
+
+pytestmark = [pytest.mark.functional, pytest.mark.data]
+RESULT_KEYS = ["type", "title", "description", "og_type", "_links"]
+
+
+@dataclass
+class Museum:
+    """The Tate and CMoA samples, indexed, behind a live resource server."""
+
+    url: str
+    engine: Engine
+    stores: Stores
+    xapp: dict[str, str]
+    user: dict[str, str]
+
+    def get(self, headers: dict[str, str] | None = None, **params: Any) -> requests.Response:
+        """GET /api/search without following redirects."""
+        return requests.get(
+            f"{self.url}/api/search",
+            params=params,
+            headers=self.xapp if headers is None else headers,
+            allow_redirects=False,
+            timeout=20,
+        )
+
+    def ok(self, **params: Any) -> dict[str, Any]:
+        """Search, assert 200 and return the body."""
+        r = self.get(**params)
+        assert r.status_code == 200, (params, r.status_code, r.text)
+        body: dict[str, Any] = r.json()
+        return body
+
+    def walk(self, **params: Any) -> list[dict[str, Any]]:
+        """Follow ``next`` from the first page to the last; return every result."""
+        body = self.ok(**params)
+        results = list(body["_embedded"]["results"])
+        while "next" in body["_links"]:
+            r = requests.get(body["_links"]["next"]["href"], headers=self.xapp, timeout=20)
+            assert r.status_code == 200, r.text
+            body = r.json()
+            results += body["_embedded"]["results"]
+        return results
+
+
+@pytest.fixture(scope="module")
+def museum(
+    engine: Engine, stores: Stores, base_settings: Settings, resource_server: LiveServer
+) -> Iterator[Museum]:
+    """Load the museum sample once for the module (its loaders build the index)."""
+    if not SHARED_SAMPLE.is_dir():
+        pytest.skip(f"museum sample not found at {SHARED_SAMPLE}")
+    truncate_all(engine)
+    load_tate(engine, SHARED_SAMPLE / "tate", progress=False)
+    load_cmoa(engine, SHARED_SAMPLE / "cmoa", progress=False)
+    user = make_caller(stores.sessions, stores, base_settings).headers
+    yield Museum(resource_server.url, engine, stores, xapp_headers(stores.sessions, stores), user)
+    truncate_all(engine)
+
+
+def titles(body: dict[str, Any]) -> list[str]:
+    """Return the titles of a page's results."""
+    return [r["title"] for r in body["_embedded"]["results"]]
+
+
+@pytest.mark.parametrize(
+    ("q", "kind", "title"),
+    [
+        ("Turner", "artist", "Joseph Mallord William Turner"),
+        ("joseph beuys", "artist", "Joseph Beuys"),
+        ("Teenie Harris", "artist", 'Charles "Teenie" Harris'),
+        ("The Golden Rope", "artwork", "The Golden Rope"),
+        ("Fisherman's Story", "artwork", "A Fisherman\u2019s Story"),
+        ("Dague", "artwork", "Daguerre\u2019s Soup"),
+        ("Hasui Kegon falls", "artwork", "Kegon Falls, Nikk\u00f4 (Nikk\u00f4 Kegon no taki)"),
+        ("Gustave Dore", "artist", "Gustave Dor\u00e9"),
+        ("Tate", "profile", "Tate"),
+    ],
+)
+def test_named_queries_rank_the_expected_hit_first(
+    museum: Museum, q: str, kind: str, title: str
+) -> None:
+    top = museum.ok(q=q)["_embedded"]["results"][0]
+    assert (top["type"], top["title"]) == (kind, title), q
+
+
+def test_exact_then_title_phrase_then_elsewhere_with_popularity_inside(museum: Museum) -> None:
+    results = museum.walk(q="Turner", size=50)
+    assert results[0]["title"] == "Joseph Mallord William Turner"
+    in_title = ["turner" in fold(r["title"]).split() for r in results]
+    assert in_title == sorted(in_title, reverse=True)  # title matches before body-only matches
+    assert not all(in_title)
+    untitled = museum.walk(q="untitled", size=50)
+    exact = [fold(r["title"]) == "untitled" for r in untitled]
+    assert exact == sorted(exact, reverse=True) and exact[0] and not exact[-1]
+    with museum.stores.sessions() as s:
+        stmt = select(SearchDocument.resource_id, SearchDocument.popularity)
+        popularity = dict(s.execute(stmt).all())
+    block = [r for r, e in zip(untitled, exact, strict=True) if e]
+    pops = [popularity[r["_links"]["self"]["href"].rsplit("/", 1)[1]] for r in block]
+    assert pops == sorted(pops, reverse=True)
+
+
+def test_envelope_and_result_shape(museum: Museum) -> None:
+    body = museum.ok(q="Daguerre Soup")
+    assert list(body) == ["total_count", "offset", "q", "_links", "_embedded"]
+    assert (body["total_count"], body["offset"], body["q"]) == (1, 0, "Daguerre Soup")
+    assert body["_links"] == {"self": {"href": f"{museum.url}/api/search?q=Daguerre%20Soup"}}
+    (hit,) = body["_embedded"]["results"]
+    assert list(hit) == RESULT_KEYS
+    assert (hit["type"], hit["og_type"]) == ("artwork", "artwork")
+    assert hit["description"].startswith("Marcel Broodthaers, 1975.")
+    assert set(hit["_links"]) == {"self", "thumbnail"}  # no permalink: no web_url configured
+    assert hit["_links"]["thumbnail"]["href"].startswith("http://www.tate.org.uk/")
+    artwork = requests.get(hit["_links"]["self"]["href"], headers=museum.user, timeout=20)
+    assert artwork.status_code == 200 and artwork.json()["title"] == "Daguerre\u2019s Soup"
+    artist = museum.ok(q="Joseph Beuys", type="artist")["_embedded"]["results"][0]
+    assert "thumbnail" not in artist["_links"]  # museum artists have no image
+    assert requests.head(f"{museum.url}/api/search?q=Beuys", headers=museum.xapp).content == b""
+    root = requests.get(f"{museum.url}/api", headers=museum.xapp, timeout=20).json()
+    assert root["_links"]["search"] == {
+        "href": f"{museum.url}/api/search{{?q,size,offset,type}}",
+        "templated": True,
+    }
+
+
+def test_permalinks_when_the_website_is_configured(museum: Museum, stores: Stores) -> None:
+    settings = ResourceSettings(
+        secret_key="x", web_url="https://art.example.org", rate_limit="10000/second"
+    )
+    live = start_server(create_app(settings, stores))
+    try:
+        r = requests.get(f"{live.url}/api/search?q=Beuys", headers=museum.xapp, timeout=20)
+    finally:
+        live.stop()
+    links = [h["_links"] for h in r.json()["_embedded"]["results"]]
+    assert links[0]["permalink"] == {"href": "https://art.example.org/artist/joseph-beuys"}
+    assert all(link["permalink"]["href"].startswith("https://art.example.org/") for link in links)
+
+
+def test_kind_filters_in_the_query_and_as_a_parameter(museum: Museum) -> None:
+    everything = museum.ok(q="Turner", size=50)
+    in_q = museum.ok(q="Turner more:pagemap:metatags-og_type:artwork", size=50)
+    param = museum.ok(q="Turner", type="artwork", size=50)
+    assert in_q["_embedded"] == param["_embedded"]
+    assert 0 < in_q["total_count"] == param["total_count"] < everything["total_count"]
+    assert {r["og_type"] for r in in_q["_embedded"]["results"]} == {"artwork"}
+    artists = museum.ok(q="Turner", type="artist,gene")["_embedded"]["results"]
+    assert artists and {r["type"] for r in artists} <= {"artist", "gene"}
+    neither = museum.ok(q="Turner more:pagemap:metatags-og_type:artist", type="artwork")
+    assert neither["total_count"] == 0 and neither["_embedded"] == {"results": []}
+    partner = museum.ok(q="Tate", type="partner")["_embedded"]["results"]
+    assert [(r["type"], r["og_type"], r["title"]) for r in partner] == [(None, "partner", "Tate")]
+    assert partner[0]["_links"]["self"]["href"].startswith(f"{museum.url}/api/partners/")
+
+
+def test_paging_to_the_end_without_repeats(museum: Museum) -> None:
+    total = museum.ok(q="Turner")["total_count"]
+    assert total > 20
+    seen: list[str] = []
+    body = museum.ok(q="Turner", size=7)
+    pages = 1
+    while True:
+        seen += [r["_links"]["self"]["href"] for r in body["_embedded"]["results"]]
+        if "next" not in body["_links"]:
+            break
+        query = parse_qs(urlsplit(body["_links"]["next"]["href"]).query)
+        assert query == {"q": ["Turner"], "size": ["7"], "offset": [str(7 * pages)]}
+        body = requests.get(body["_links"]["next"]["href"], headers=museum.xapp, timeout=20).json()
+        assert body["offset"] == 7 * pages
+        pages += 1
+    assert len(seen) == len(set(seen)) == total
+    assert pages == -(-total // 7)
+    for size in (3, 50):  # any page size walks the same ranking
+        hrefs = [r["_links"]["self"]["href"] for r in museum.walk(q="Turner", size=size)]
+        assert hrefs == seen
+    window = museum.ok(q="Turner", offset=5, size=9)["_embedded"]["results"]
+    assert [r["_links"]["self"]["href"] for r in window] == seen[5:14]
+    beyond = museum.ok(q="Turner", offset=total + 5)
+    assert beyond["_embedded"]["results"] == [] and "next" not in beyond["_links"]
+    assert beyond["total_count"] == total
+
+
+def test_misspelling_redirects_to_the_corrected_search(museum: Museum) -> None:
+    r = museum.get(q="Honore Daumeir", size=5, type="artist")
+    assert r.status_code == 302, r.text
+    assert r.headers["Content-Type"].startswith("application/json")
+    location = r.headers["Location"]
+    assert r.json() == {"_links": {"location": {"href": location}}}
+    assert location == f"{museum.url}/api/search?q=Honore%20Daumier&size=5&type=artist"
+    follow = requests.get(location, headers=museum.xapp, timeout=20).json()
+    assert titles(follow) == ["Honor\u00e9 Daumier"]
+    kept = museum.get(q="daumeir more:pagemap:metatags-og_type:artwork")
+    assert kept.status_code == 302
+    assert parse_qs(urlsplit(kept.headers["Location"]).query)["q"] == [
+        "daumier more:pagemap:metatags-og_type:artwork"
+    ]
+
+
+def test_no_redirect_to_an_empty_or_the_same_search(museum: Museum) -> None:
+    for q in ("Turner Daumier", "xqzvwkjj", "Daumeir more:pagemap:metatags-og_type:gene"):
+        body = museum.ok(q=q)
+        assert body["total_count"] == 0 and body["_embedded"]["results"] == [], q
+        assert "next" not in body["_links"]
+
+
+def test_accents_and_case_are_folded(museum: Museum) -> None:
+    variants = [
+        "Honor\u00e9 Daumier",
+        "honore daumier",
+        "HONOR\u00c9 DAUMIER",
+        "Honore\u0301 Daumier",
+    ]
+    bodies = [museum.ok(q=q) for q in variants]
+    assert all(b["_embedded"] == bodies[0]["_embedded"] for b in bodies)
+    assert titles(bodies[0])[0] == "Honor\u00e9 Daumier"
+    for q in ("gotz", "G\u00d6TZ", "Karl Otto Gotz"):
+        assert titles(museum.ok(q=q))[0] == "Karl-Otto G\u00f6tz", q
+
+
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({}, "q"),
+        ({"q": ""}, "q"),
+        ({"q": "   "}, "q"),
+        ({"q": "more:pagemap:metatags-og_type:artist"}, "q"),
+        ({"q": "Turner more:pagemap:metatags-og_type:painting"}, "q"),
+        ({"q": "x" * 501}, "q"),
+        ({"q": "Turner", "size": "0"}, "size"),
+        ({"q": "Turner", "size": "51"}, "size"),
+        ({"q": "Turner", "size": "ten"}, "size"),
+        ({"q": "Turner", "offset": "-1"}, "offset"),
+        ({"q": "Turner", "offset": "1.5"}, "offset"),
+        ({"q": "Turner", "offset": "9" * 20}, "offset"),
+        ({"q": "Turner", "type": "painting"}, "type"),
+        ({"q": "Turner", "type": "artist,"}, None),
+    ],
+)
+def test_malformed_parameters_are_400(
+    museum: Museum, params: dict[str, str], name: str | None
+) -> None:
+    r = museum.get(None, **params)
+    if name is None:  # tolerated: an empty item in a list
+        assert r.status_code == 200, r.text
+        return
+    assert r.status_code == 400, (params, r.status_code, r.text)
+    body = r.json()
+    assert body["type"] == "param_error" and list(body["detail"]) == [name], body
+
+
+ODD_QUERIES = [
+    '"', "*", "-", "^", "(", ")", ":", "NEAR(a b)", "a:b", "title_terms:turner", "'", "%",
+    "\x00", "\u0301", "\U0001f600", "\u01c3", "AND", "OR NOT", "{kind}: artist", "x" * 500,
+    " ".join(["turner"] * 40), "a*", "\\", "\u6771\u4eac", "\ufffd", "a" * 60,
+]  # fmt: skip
+
+
+def test_odd_queries_never_fail(museum: Museum) -> None:
+    for q in ODD_QUERIES:
+        r = museum.get(q=q)
+        assert r.status_code in (200, 302, 400), (q[:20], r.status_code, r.text[:200])
+    raw = requests.get(f"{museum.url}/api/search?q=%FF%FE", headers=museum.xapp, timeout=20)
+    assert raw.status_code in (200, 302, 400)
+
+
+def test_tokens_are_required(museum: Museum) -> None:
+    assert museum.get(headers={}, q="Turner").status_code == 401
+    assert museum.get(headers=museum.user, q="Turner").status_code == 200
+
+
+def test_the_index_lags_the_catalog_until_reindexed(museum: Museum) -> None:
+    with museum.stores.sessions() as s, s.begin():
+        artist_id = factories.artist(s, name="Zygmunt Quellenberg", slug="zygmunt-q").id
+    assert museum.ok(q="Quellenberg")["total_count"] == 0  # not indexed yet
+    assert reindex(museum.engine).written == 1
+    (hit,) = museum.ok(q="Quellenberg")["_embedded"]["results"]
+    assert hit["_links"]["self"]["href"] == f"{museum.url}/api/artists/{artist_id}"
+    with museum.stores.sessions() as s, s.begin():
+        s.execute(delete(Artist).where(Artist.id == artist_id))
+    (stale,) = museum.ok(q="Quellenberg")["_embedded"]["results"]  # still in the index
+    assert stale == hit
+    gone = requests.get(stale["_links"]["self"]["href"], headers=museum.xapp, timeout=20)
+    assert gone.status_code == 404
+    assert reindex(museum.engine).removed == 1
+    assert museum.ok(q="Quellenberg")["total_count"] == 0
+    assert reindex(museum.engine).written == 0  # nothing else changed
+
+
+def test_reindex_command(museum: Museum, base_settings: Settings) -> None:
+    env = {
+        "INSTANCE_DIR": str(base_settings.instance_dir),
+        "DATABASE_URL": base_settings.database_url,
+    }
+    result = CliRunner().invoke(main, ["search", "reindex"], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "0 written, 0 removed" in result.output  # the loaders left the index up to date
+    assert "408 artist, 500 artwork" in result.output
