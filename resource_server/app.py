@@ -25,15 +25,57 @@ from resource_server.ratelimit import (
     RateLimitMiddleware,
     handle_rate_limited,
 )
-from resource_server.resources import artists
+from resource_server.resources import (
+    artists,
+    artworks,
+    bidders,
+    collection_items,
+    collections,
+    editions,
+    fairs,
+    genes,
+    images,
+    partners,
+    profiles,
+    sale_artworks,
+    sales,
+    shows,
+    users,
+)
+from resource_server.resources.openapi import OpenAPI
 from resource_server.resources.root import Healthz, Readyz, Root, Status
 from resource_server.routes import CollectionRoute, PlainRoute
+from resource_server.search import resource as search
 
 CORS_HEADERS = ("X-Xapp-Token", "X-Access-Token", "X-Auth-Token", "Authorization", "Content-Type")
 
 
 def _dumps(obj: Any) -> str:
     return orjson.dumps(obj).decode()
+
+
+# Every route the root links to (and the OpenAPI document describes), in the root's order.
+ROOT_ROUTES: list[CollectionRoute | PlainRoute] = [
+    artists.ROUTE,
+    artworks.ROUTE,
+    editions.ROUTE,
+    genes.ROUTE,
+    shows.ROUTE,
+    partners.ROUTE,
+    sales.ROUTE,
+    sale_artworks.ROUTE,
+    fairs.ROUTE,
+    profiles.ROUTE,
+    images.ROUTE,
+    PlainRoute("status", "/status"),
+    users.ROUTE,
+    users.CURRENT_USER,
+    users.USER_DETAIL,
+    collections.ROUTE,
+    collection_items.ROUTE,
+    bidders.ROUTE,
+    search.ROUTE,
+]
 
 
 def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falcon.App:
@@ -63,11 +105,42 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
     app.add_error_handler(RateLimited, handle_rate_limited)
 
     args = (stores, settings)
-    routes: list[CollectionRoute | PlainRoute] = [artists.ROUTE, PlainRoute("status", "/status")]
-    app.add_route("/api", Root(*args, routes=routes))
+    app.add_route("/api", Root(*args, routes=ROOT_ROUTES))
+    app.add_route("/api/openapi.json", OpenAPI(*args, routes=ROOT_ROUTES))
     app.add_route("/api/status", Status(*args))
     app.add_route("/healthz", Healthz(*args))
     app.add_route("/readyz", Readyz(*args))
     app.add_route("/api/artists", artists.Artists(*args))
     app.add_route("/api/artists/{id}", artists.ArtistItem(*args))
+    app.add_route("/api/artworks", artworks.Artworks(*args))
+    app.add_route("/api/artworks/{id}", artworks.ArtworkItem(*args))
+    app.add_route("/api/editions", editions.Editions(*args))
+    app.add_route("/api/editions/{id}", editions.EditionItem(*args))
+    app.add_route("/api/genes", genes.Genes(*args))
+    app.add_route("/api/genes/{id}", genes.GeneItem(*args))
+    app.add_route("/api/shows", shows.Shows(*args))
+    app.add_route("/api/shows/{id}", shows.ShowItem(*args))
+    app.add_route("/api/partners", partners.Partners(*args))
+    app.add_route("/api/partners/{id}", partners.PartnerItem(*args))
+    app.add_route("/api/sales", sales.Sales(*args))
+    app.add_route("/api/sales/{id}", sales.SaleItem(*args))
+    app.add_route("/api/sale_artworks", sale_artworks.SaleArtworks(*args))
+    app.add_route("/api/sale_artworks/{id}", sale_artworks.SaleArtworkItem(*args))
+    app.add_route("/api/fairs", fairs.Fairs(*args))
+    app.add_route("/api/fairs/{id}", fairs.FairItem(*args))
+    app.add_route("/api/profiles", profiles.Profiles(*args))
+    app.add_route("/api/profiles/{id}", profiles.ProfileItem(*args))
+    app.add_route("/api/images", images.Images(*args))
+    app.add_route("/api/images/{id}", images.ImageItem(*args))
+    app.add_route("/api/users", users.Users(*args))
+    app.add_route("/api/users/{id}", users.UserItem(*args))
+    app.add_route("/api/current_user", users.CurrentUser(*args))
+    app.add_route("/api/user_details/{id}", users.UserDetailItem(*args))
+    app.add_route("/api/collections", collections.Collections(*args))
+    app.add_route("/api/collections/{id}", collections.CollectionResource(*args))
+    app.add_route("/api/collection_items", collection_items.CollectionItems(*args))
+    app.add_route("/api/collection_items/{id}", collection_items.CollectionItemResource(*args))
+    app.add_route("/api/bidders", bidders.Bidders(*args))
+    app.add_route("/api/bidders/{id}", bidders.BidderItem(*args))
+    app.add_route("/api/search", search.Search(*args))
     return app

@@ -51,7 +51,7 @@ class ParamError(APIError):
     @classmethod
     def invalid(cls, name: str, reason: str = "is invalid") -> ParamError:
         """Return the error for one parameter."""
-        return cls(f"{name.capitalize()} {reason}.", {name: [reason]})
+        return cls(f"{name.replace('_', ' ').capitalize()} {reason}.", {name: [reason]})
 
 
 class NotFound(APIError):

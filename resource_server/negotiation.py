@@ -6,6 +6,8 @@ from typing import Any
 
 import falcon
 
+from resource_server.errors import ParamError
+
 BODY_TYPES = ("application/x-www-form-urlencoded", "application/json")
 HAL = "application/hal+json"
 
@@ -25,7 +27,15 @@ class NegotiationMiddleware:
         self.vendor_types = vendor_types(vendor)
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """Refuse bodies that are neither form-urlencoded nor JSON."""
+        """Refuse NUL bytes anywhere in the URL, and bodies neither form-urlencoded nor JSON."""
+        # No text column on any backend can hold NUL (PostgreSQL refuses it outright), so a
+        # NUL in the path or a parameter is malformed input, answered before any lookup.
+        if "\x00" in req.path:
+            raise ParamError("The path contains a NUL byte.", {"path": ["contains a NUL byte"]})
+        for name, value in req.params.items():
+            values = value if isinstance(value, list) else [value]
+            if "\x00" in name or any("\x00" in str(v) for v in values):
+                raise ParamError.invalid(name.replace("\x00", ""), "contains a NUL byte")
         if req.method in ("POST", "PUT", "PATCH") and (req.content_length or req.content_type):
             mimetype = (req.content_type or "").split(";", 1)[0].strip().lower()
             if mimetype not in BODY_TYPES:

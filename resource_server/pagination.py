@@ -74,12 +74,14 @@ def encode_cursor(values: Sequence[Any]) -> str:
 def decode_cursor(raw: str) -> list[Any]:
     """Decode a cursor, raising a ParamError for anything that is not one of ours."""
     try:
-        if len(raw) > 1000:
+        if len(raw) > 1000 or "\x00" in raw:
             raise ValueError
         values = orjson.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
         if not isinstance(values, list) or not values:
             raise ValueError
         if not all(isinstance(v, str | int | float) or v is None for v in values):
+            raise ValueError
+        if any(isinstance(v, str) and "\x00" in v for v in values):
             raise ValueError
         return values
     except (ValueError, binascii.Error, orjson.JSONDecodeError):

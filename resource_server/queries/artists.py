@@ -4,37 +4,50 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, exists, select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from common.models import Artist, ArtistGene, Artwork, ArtworkArtist
-from resource_server.pagination import PageParams, PageResult, paginate, sample_one
+from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, Sale, SaleArtwork
+from resource_server.pagination import PageParams, PageResult, sample_one
+from resource_server.queries.lookup import plausible_slug
+from resource_server.queries.paging import page_by_id
+from resource_server.queries.similarity import similar_artists
 
 
-def filtered(filters: dict[str, Any]) -> Select[Any]:
-    """Return the select of artists matching the list filters."""
+def filtered(filters: dict[str, Any], *, admin: bool = False) -> Select[Any]:
+    """Return the select of artists matching the list filters.
+
+    ``sale_id`` selects the artists of a sale's lots; an unpublished sale counts only for Admins.
+    """
     stmt = select(Artist)
+    # Link-table filters are ``id IN (indexed subquery)``: their cost follows the matching set,
+    # not the size of the artists table.
     if "artwork_id" in filters:
-        stmt = stmt.where(
-            exists().where(
-                ArtworkArtist.artist_id == Artist.id,
-                ArtworkArtist.artwork_id == filters["artwork_id"],
-            )
+        of_artwork = select(ArtworkArtist.artist_id).where(
+            ArtworkArtist.artwork_id == filters["artwork_id"]
         )
+        stmt = stmt.where(Artist.id.in_(of_artwork))
     if "gene_id" in filters:
-        stmt = stmt.where(
-            exists().where(
-                ArtistGene.artist_id == Artist.id, ArtistGene.gene_id == filters["gene_id"]
-            )
-        )
+        with_gene = select(ArtistGene.artist_id).where(ArtistGene.gene_id == filters["gene_id"])
+        stmt = stmt.where(Artist.id.in_(with_gene))
     if "partner_id" in filters:
-        stmt = stmt.where(
-            exists().where(
-                ArtworkArtist.artist_id == Artist.id,
-                ArtworkArtist.artwork_id == Artwork.id,
-                Artwork.partner_id == filters["partner_id"],
-            )
+        at_partner = (
+            select(ArtworkArtist.artist_id)
+            .join(Artwork, Artwork.id == ArtworkArtist.artwork_id)
+            .where(Artwork.partner_id == filters["partner_id"])
         )
+        stmt = stmt.where(Artist.id.in_(at_partner))
+    if "sale_id" in filters:
+        in_sale = (
+            select(ArtworkArtist.artist_id)
+            .join(SaleArtwork, SaleArtwork.artwork_id == ArtworkArtist.artwork_id)
+            .where(SaleArtwork.sale_id == filters["sale_id"])
+        )
+        if not admin:
+            in_sale = in_sale.join(Sale, Sale.id == SaleArtwork.sale_id).where(
+                Sale.published.is_(True)
+            )
+        stmt = stmt.where(Artist.id.in_(in_sale))
     if filters.get("artworks") is True:
         stmt = stmt.where(Artist.artworks_count > 0)
     if filters.get("published_artworks") is True:
@@ -42,18 +55,34 @@ def filtered(filters: dict[str, Any]) -> Select[Any]:
     return stmt
 
 
-def list_artists(session: Session, filters: dict[str, Any], page: PageParams) -> PageResult:
+def list_artists(
+    session: Session, filters: dict[str, Any], page: PageParams, *, admin: bool = False
+) -> PageResult:
     """Return one page of artists, ordered by id."""
-    return paginate(session, filtered(filters), [Artist.id], page)
+    return page_by_id(session, filtered(filters, admin=admin), Artist.id, page)
 
 
-def sample_artist(session: Session, filters: dict[str, Any]) -> Artist | None:
+def sample_artist(
+    session: Session, filters: dict[str, Any], *, admin: bool = False
+) -> Artist | None:
     """Return a random artist of the filtered set."""
-    result: Artist | None = sample_one(session, filtered(filters), Artist.id)
+    result: Artist | None = sample_one(session, filtered(filters, admin=admin), Artist.id)
     return result
+
+
+def similar(session: Session, filters: dict[str, Any], *, admin: bool = False) -> list[Artist]:
+    """Return the non-paginated set of artists similar to ``similar_to_artist_id``."""
+    return similar_artists(
+        session,
+        filtered(filters, admin=admin),
+        filters["similar_to_artist_id"],
+        contemporary=filters.get("similarity_type") == "contemporary",
+    )
 
 
 def find_artist(session: Session, id_or_slug: str, *, by_slug: bool) -> Artist | None:
     """Return an artist by id or by slug."""
+    if by_slug and not plausible_slug(id_or_slug):
+        return None
     column = Artist.slug if by_slug else Artist.id
     return session.scalars(select(Artist).where(column == id_or_slug)).first()

@@ -9,8 +9,10 @@ from common.ids import is_id
 from resource_server.errors import NotFound
 from resource_server.params import Param, parse_filters
 from resource_server.queries import artists as q
+from resource_server.queries.access import is_admin
 from resource_server.representations.artists import artist
 from resource_server.resources.base import Resource, redirect
+from resource_server.resources.catalog_pages import render_set
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -19,10 +21,13 @@ ROUTE = CollectionRoute(
     item_rel="artist",
     filters=(
         Param("artwork_id"),
+        Param("similar_to_artist_id"),
+        Param("similarity_type", "enum", ("default", "contemporary")),
         Param("gene_id"),
         Param("partner_id"),
         Param("artworks", "bool"),
         Param("published_artworks", "bool"),
+        Param("sale_id"),
     ),
 )
 
@@ -31,18 +36,27 @@ class Artists(Resource):
     """The paginated list of artists."""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List artists matching the filters."""
+        """List artists matching the filters (or the set similar to one artist)."""
         filters = parse_filters(req.params, ROUTE.filters)
         page = self.page_params(req)
         urls = self.urls(req)
         with self.stores.sessions() as session:
+            # Only a sale filter depends on the caller (unpublished sales are Admin-only).
+            admin = "sale_id" in filters and is_admin(session, req.context.token)
+            if "similar_to_artist_id" in filters:
+                rows = q.similar(session, filters, admin=admin)
+                items = [artist(a, urls, self.settings.web_url) for a in rows]
+                render_set(
+                    resp, urls, path="/artists", plural="artists", filters=filters, items=items
+                )
+                return
             if page.sample:
-                one = q.sample_artist(session, filters)
+                one = q.sample_artist(session, filters, admin=admin)
                 if one is None:
                     raise NotFound("Artist")
                 redirect(resp, urls.api(f"/artists/{one.id}"))
                 return
-            result = q.list_artists(session, filters, page)
+            result = q.list_artists(session, filters, page, admin=admin)
         query = {**filters, **page.echo()}
         if page.cursor is not None:
             query["cursor"] = req.get_param("cursor")

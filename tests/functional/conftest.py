@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -20,8 +21,12 @@ from common.serve import PathDispatcher, quiet_waitress_logs
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
+from tests.openapi_check import check_response
 
 pytestmark = pytest.mark.functional
+
+# Ports of the servers under test whose every response is checked against the OpenAPI document.
+CHECKED_PORTS: set[int] = set()
 
 
 @dataclass
@@ -31,11 +36,22 @@ class LiveServer:
     url: str
     server: Any
     thread: threading.Thread
+    stopping: threading.Event
 
     def stop(self) -> None:
         """Stop serving and wait for the thread."""
+        self.stopping.set()
         self.server.close()
         self.thread.join(timeout=10)
+
+
+def _serve(server: Any, stopping: threading.Event) -> None:
+    """Run the server loop; closing it from another thread may break the loop's select."""
+    try:
+        server.run()
+    except (OSError, ValueError):
+        if not stopping.is_set():
+            raise
 
 
 def start_server(app: Any, *, deadline: float = 10.0) -> LiveServer:
@@ -45,7 +61,8 @@ def start_server(app: Any, *, deadline: float = 10.0) -> LiveServer:
         app, host="127.0.0.1", port=0, threads=4, clear_untrusted_proxy_headers=True
     )
     port = server.effective_port
-    thread = threading.Thread(target=server.run, daemon=True)
+    stopping = threading.Event()
+    thread = threading.Thread(target=_serve, args=(server, stopping), daemon=True)
     thread.start()
     end = time.monotonic() + deadline
     while True:
@@ -56,7 +73,7 @@ def start_server(app: Any, *, deadline: float = 10.0) -> LiveServer:
             if time.monotonic() > end:
                 raise RuntimeError(f"server on port {port} did not start in {deadline}s") from None
             time.sleep(0.02)
-    return LiveServer(f"http://127.0.0.1:{port}", server, thread)
+    return LiveServer(f"http://127.0.0.1:{port}", server, thread, stopping)
 
 
 def _fields(settings: Settings) -> dict[str, Any]:
@@ -86,6 +103,7 @@ def stores(base_settings: Settings, engine: Engine, redis_client: Redis) -> Stor
 def auth_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
     """The auth server alone, over real HTTP."""
     live = start_server(create_auth(auth_settings, stores))
+    CHECKED_PORTS.add(live.server.effective_port)
     yield live
     live.stop()
 
@@ -94,6 +112,7 @@ def auth_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveSer
 def resource_server(resource_settings: ResourceSettings, stores: Stores) -> Iterator[LiveServer]:
     """The resource server alone, over real HTTP."""
     live = start_server(create_resource(resource_settings, stores))
+    CHECKED_PORTS.add(live.server.effective_port)
     yield live
     live.stop()
 
@@ -107,13 +126,35 @@ def combined_server(
         create_auth(auth_settings, stores), create_resource(resource_settings, stores)
     )
     live = start_server(app)
+    CHECKED_PORTS.add(live.server.effective_port)
     yield live
     live.stop()
 
 
-@pytest.fixture
-def http() -> Iterator[requests.Session]:
-    """A requests session that does not follow redirects."""
-    with requests.Session() as s:
-        s.max_redirects = 0
-        yield s
+@pytest.fixture(autouse=True)
+def responses_match_the_openapi_document(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Check every response of the servers under test against the OpenAPI document."""
+    original = requests.Session.send
+    problems: list[str] = []
+
+    def send(self: requests.Session, request: requests.PreparedRequest, **kw: Any) -> Any:
+        response = original(self, request, **kw)
+        url = urlsplit(request.url or "")
+        if url.hostname == "127.0.0.1" and url.port in CHECKED_PORTS:
+            content_type = response.headers.get("Content-Type", "")
+            body: Any = None
+            if "json" in content_type and response.content:
+                try:
+                    body = response.json()
+                except ValueError:
+                    problems.append(f"{request.method} {url.path}: the body is not JSON")
+            problem = check_response(
+                request.method or "GET", request.url or "", response.status_code, content_type, body
+            )
+            if problem:
+                problems.append(problem)
+        return response
+
+    monkeypatch.setattr(requests.Session, "send", send)
+    yield
+    assert not problems, "responses that break the OpenAPI document:\n" + "\n".join(problems)

@@ -133,3 +133,20 @@ def test_hostile_tokens_never_5xx(resource_server: LiveServer) -> None:
         h: dict[str, Any] = {"X-Xapp-Token": value.encode("latin-1", "replace")}
         r = requests.get(f"{resource_server.url}/api/artists", headers=h, timeout=10)
         assert r.status_code == 401, value
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/artists/abc%00def",
+        "/api/artists?gene_id=%00",
+        "/api/artists?x%00=1",
+        "/api/artists?cursor=WyJcdTAwMDAiXQ",
+    ],
+)
+def test_nul_bytes_are_refused_before_any_lookup(
+    resource_server: LiveServer, token: str, path: str
+) -> None:
+    r = requests.get(f"{resource_server.url}{path}", headers={"X-Xapp-Token": token}, timeout=10)
+    assert r.status_code == 400, r.text
+    assert r.json()["type"] == "param_error"

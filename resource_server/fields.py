@@ -1,0 +1,149 @@
+"""Fields of write requests (query string, form or JSON body) and their validation errors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import falcon
+
+from common.ids import is_id
+from resource_server.errors import APIError, ParamError
+from resource_server.params import FALSE, TRUE, single
+
+BLANK = "can't be blank"
+INVALID = "is invalid"
+
+
+class Forbidden(APIError):
+    """A write to something the caller can see but does not own (403)."""
+
+    status = falcon.HTTP_403
+
+
+def humanize(name: str) -> str:
+    """Return a field name as it reads in a message (``user_id`` -> ``User id``)."""
+    return name.replace("_", " ").capitalize()
+
+
+def query_fields(req: falcon.Request) -> dict[str, str | None]:
+    """Return the query string parameters, one value per name (the last when repeated)."""
+    return {name: single(req.params, name) for name in req.params}
+
+
+def request_fields(req: falcon.Request) -> dict[str, Any]:
+    """Merge the query string with a form or JSON body (the body wins); one value per name."""
+    fields: dict[str, Any] = dict(query_fields(req))
+    if not (req.content_length or req.content_type):
+        return fields
+    try:
+        body = req.get_media(default_when_empty=None)
+    except (falcon.MediaMalformedError, falcon.MediaNotFoundError):
+        raise ParamError("The request body is malformed.", {"body": ["is malformed"]}) from None
+    if body is None:
+        return fields
+    if not isinstance(body, Mapping):
+        raise ParamError("The request body must be an object.", {"body": ["must be an object"]})
+    is_form = (req.content_type or "").lower().startswith("application/x-www-form-urlencoded")
+    for name, value in body.items():
+        # A repeated form field arrives as a list: the last value counts, as in the query.
+        fields[str(name)] = value[-1] if is_form and isinstance(value, list) and value else value
+    return fields
+
+
+class FieldErrors:
+    """Collect validation failures per field, then raise them as one ``param_error``."""
+
+    def __init__(self) -> None:
+        self.detail: dict[str, list[str]] = {}
+
+    def add(self, name: str, reason: str) -> None:
+        """Record one failure of a field."""
+        self.detail.setdefault(name, []).append(reason)
+
+    def raise_if_any(self) -> None:
+        """Raise a ParamError naming every failure (``Name can't be blank, ...``)."""
+        if self.detail:
+            parts = [f"{humanize(n)} {r}" for n, reasons in self.detail.items() for r in reasons]
+            raise ParamError(", ".join(parts) + ".", self.detail)
+
+    def text(
+        self, fields: Mapping[str, Any], name: str, *, required: bool = False, max_length: int
+    ) -> str | None:
+        """Return a stripped text field (None when absent), recording blank or malformed ones."""
+        value = fields.get(name)
+        if value is None:
+            if required:
+                self.add(name, BLANK)
+            return None
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            self.add(name, INVALID)
+            return None
+        text = str(value).strip()
+        if "\x00" in text:  # PostgreSQL text cannot hold it
+            self.add(name, "contains a NUL byte")
+            return None
+        if required and not text:
+            self.add(name, BLANK)
+            return None
+        if len(text) > max_length:
+            self.add(name, f"is too long (maximum is {max_length} characters)")
+            return None
+        return text
+
+    def flag(self, fields: Mapping[str, Any], name: str) -> bool | None:
+        """Return a boolean field (None when absent)."""
+        value = fields.get(name)
+        if value is None or value == "":
+            return None
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in TRUE | FALSE:
+            return value.strip().lower() in TRUE
+        self.add(name, "must be true or false")
+        return None
+
+    def integer(self, fields: Mapping[str, Any], name: str) -> int | None:
+        """Return an integer field (None when absent)."""
+        value = fields.get(name)
+        if value is None or value == "":
+            return None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and 0 < len(value.strip()) <= 12:
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+        self.add(name, "must be an integer")
+        return None
+
+    def ident(self, fields: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
+        """Return an id field (24 hex characters; None when absent)."""
+        value = fields.get(name)
+        if value is None or value == "":
+            if required:
+                self.add(name, BLANK)
+            return None
+        if not isinstance(value, str) or not is_id(value):
+            self.add(name, INVALID)
+            return None
+        return value
+
+
+def required_ids(params: Mapping[str, Any], *names: str) -> dict[str, str]:
+    """Return required id query parameters, raising one ParamError for missing or bad ones."""
+    errors = FieldErrors()
+    values = {name: errors.ident(params, name, required=True) for name in names}
+    errors.raise_if_any()
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def optional_ids(params: Mapping[str, Any], *names: str) -> dict[str, str]:
+    """Return the id query parameters present, raising one ParamError for malformed ones."""
+    errors = FieldErrors()
+    values = {name: errors.ident(params, name) for name in names}
+    errors.raise_if_any()
+    return {name: value for name, value in values.items() if value is not None}

@@ -1,0 +1,134 @@
+"""The OpenAPI 3.1 document of both services, generated from the route declarations."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from resource_server.openapi.operations import AUTH_SCHEMAS, ERROR_RESPONSES, EXTRA_OPERATIONS
+from resource_server.openapi.schemas import ACCOUNTS, CATALOG, COMMON, components, schema_name
+from resource_server.params import Param
+from resource_server.routes import CollectionRoute, PlainRoute
+
+PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
+    "id": {"type": "string", "pattern": "^[0-9a-f]{24}$"},
+    "bool": {"type": "string", "enum": ["true", "false", "1", "0", "yes", "no"]},
+    "int": {"type": "integer", "minimum": 0},
+    "str": {"type": "string", "maxLength": 500},
+}
+
+
+def _param(p: Param, *, required: bool = False) -> dict[str, Any]:
+    schema = (
+        {"type": "string", "enum": list(p.choices)} if p.kind == "enum" else PARAM_SCHEMAS[p.kind]
+    )
+    return {"name": p.name, "in": "query", "required": required, "schema": schema}
+
+
+PAGING = [
+    {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+    {"name": "cursor", "in": "query", "schema": {"type": "string", "maxLength": 1000}},
+    {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+    {"name": "total_count", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
+    {"name": "sample", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
+]
+STRING = {"type": "string"}
+ID_PATH = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _page_schema(plural: str, item: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["total_count", "_links", "_embedded"],
+        "properties": {
+            "total_count": {"type": ["integer", "null"]},
+            "_links": _ref("PageLinks"),
+            "_embedded": {
+                "type": "object",
+                "required": [plural],
+                "properties": {plural: {"type": "array", "items": _ref(item)}},
+            },
+        },
+    }
+
+
+def collection_operations(route: CollectionRoute) -> dict[str, dict[str, Any]]:
+    """Return the generated GET operations of a collection route and its item route."""
+    name = schema_name(route)
+    security: list[dict[str, list[str]]] = [{"xappToken": []}, {"accessToken": []}, {"bearer": []}]
+    ops: dict[str, dict[str, Any]] = {
+        f"/api{route.path}": {
+            "get": {
+                "operationId": f"list_{route.rel}",
+                "summary": f"List {route.rel.replace('_', ' ')}",
+                "parameters": [_param(p) for p in route.filters] + (PAGING if route.paged else []),
+                "security": security,
+                "responses": {
+                    "200": _json(_page_schema(route.rel, name), f"A page of {route.rel}"),
+                    "302": {"description": "`sample`: the URL of one random element"},
+                    **ERROR_RESPONSES,
+                },
+            }
+        }
+    }
+    if route.item_rel:
+        ops[f"/api{route.item_path}"] = {
+            "get": {
+                "operationId": f"get_{route.item_rel}",
+                "summary": f"Show one {route.item_rel.replace('_', ' ')}",
+                "parameters": [ID_PATH]
+                + [
+                    {"name": n, "in": "query", "schema": PARAM_SCHEMAS["id"]}
+                    for n in route.item_params
+                ],
+                "security": security,
+                "responses": {
+                    "200": _json(_ref(name), f"The {route.item_rel.replace('_', ' ')}"),
+                    "302": {"description": "A slug or handle: the id URL"},
+                    **ERROR_RESPONSES,
+                },
+            }
+        }
+    return ops
+
+
+def build_document(
+    routes: Sequence[CollectionRoute | PlainRoute], server_url: str
+) -> dict[str, Any]:
+    """Build the whole document: generated catalog operations plus the declared others."""
+    paths: dict[str, dict[str, Any]] = {}
+    for route in routes:
+        if isinstance(route, CollectionRoute):
+            for path, ops in collection_operations(route).items():
+                paths.setdefault(path, {}).update(ops)
+    for (path, method), op in EXTRA_OPERATIONS.items():
+        paths.setdefault(path, {})[method] = op
+    for path, ops in paths.items():
+        if "get" in ops and "head" not in ops:
+            ops["head"] = {**ops["get"], "operationId": ops["get"]["operationId"] + "_head"}
+        for name in re.findall(r"\{([^}]+)\}", path):
+            for method, op in ops.items():
+                params = op.get("parameters", [])
+                if not any(p.get("in") == "path" and p.get("name") == name for p in params):
+                    path_param = {"name": name, "in": "path", "required": True, "schema": STRING}
+                    ops[method] = {**op, "parameters": [path_param, *params]}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "artcat",
+            "version": "2",
+            "description": "An art catalog served as JSON+HAL, and its OAuth2 server.",
+        },
+        "servers": [{"url": server_url}],
+        "paths": dict(sorted(paths.items())),
+        "components": components(CATALOG, ACCOUNTS, COMMON, AUTH_SCHEMAS),
+    }

@@ -1,0 +1,327 @@
+"""Operations that are not generated from a collection declaration: writes, the root, health,
+and every route of the authorization server (JSON APIs and HTML pages)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from resource_server.openapi.schemas import BOOL, ID, INT, STR, STRINGS, TS, Schema, null, obj, ref
+
+Op = dict[str, Any]
+
+
+def _json(schema: Schema, description: str) -> Op:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _html(description: str) -> Op:
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+ERROR = _json(ref("Error"), "An error")
+ERROR_RESPONSES: dict[str, Op] = {
+    "400": _json(ref("Error"), "A malformed parameter (`param_error`, naming it)"),
+    "401": _json(ref("Error"), "A missing, unknown or expired token (`auth_error`)"),
+    "404": _json(ref("Error"), "Not found (`<Model> Not Found`)"),
+    "406": _json(ref("MediaTypeError"), "A request body neither form-urlencoded nor JSON"),
+    "429": _json(ref("Error"), "Over the application's rate limit (`rate_limit_error`)"),
+    "503": _json(ref("Error"), "A store is unavailable"),
+}
+OAUTH_ERRORS: dict[str, Op] = {
+    "400": _json(ref("OAuthError"), "invalid_request, invalid_grant, invalid_scope, ..."),
+    "401": _json(ref("OAuthError"), "invalid_client"),
+    "429": _json(ref("OAuthError"), "Too many attempts (slow_down), with Retry-After"),
+}
+USER: list[dict[str, list[str]]] = [{"accessToken": []}, {"bearer": []}]
+ANY_TOKEN: list[dict[str, list[str]]] = [{"xappToken": []}, {"accessToken": []}, {"bearer": []}]
+ID_PATH = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _body(properties: dict[str, Schema], required: list[str] | None = None) -> Op:
+    schema = {"type": "object", "properties": properties, "required": required or []}
+    return {
+        "content": {
+            "application/json": {"schema": schema},
+            "application/x-www-form-urlencoded": {"schema": schema},
+        }
+    }
+
+
+def op(summary: str, responses: dict[str, Op], **extra: Any) -> Op:
+    """Return one operation with a stable operationId derived from its summary."""
+    op_id = "".join(c if c.isalnum() else "_" for c in summary.lower()).strip("_")
+    return {"operationId": op_id, "summary": summary, "responses": responses, **extra}
+
+
+CATALOG_WRITES: dict[tuple[str, str], Op] = {
+    ("/api", "get"): op("The root: links and templates", {"200": _json(ref("Root"), "Root")}),
+    ("/api/status", "get"): op("Service status", {"200": _json(ref("Status"), "Status")}),
+    ("/api/openapi.json", "get"): op(
+        "This document", {"200": _json({"type": "object"}, "OpenAPI 3.1")}
+    ),
+    ("/healthz", "get"): op("Liveness", {"200": _json(ref("Health"), "Alive")}),
+    ("/readyz", "get"): op(
+        "Readiness (database and Redis)",
+        {"200": _json(ref("Health"), "Ready"), "503": _json(ref("Health"), "Not ready")},
+    ),
+    ("/api/search", "get"): op(
+        "Search artists, artworks, profiles, genes, shows, fairs, partners and sales",
+        {
+            "200": _json(ref("SearchResults"), "Results (an empty list when nothing matches)"),
+            "302": _json(ref("Redirect"), "A spelling correction that has results"),
+            **ERROR_RESPONSES,
+        },
+        security=ANY_TOKEN,
+        parameters=[
+            {"name": "q", "in": "query", "required": True, "schema": STR},
+            {
+                "name": "size",
+                "in": "query",
+                "schema": {"type": "integer", "minimum": 1, "maximum": 50},
+            },
+            {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+            {"name": "type", "in": "query", "schema": STR},
+        ],
+    ),
+    ("/api/user_details/{id}", "get"): op(
+        "Show the caller's private details",
+        {"200": _json(ref("UserDetail"), "The details"), **ERROR_RESPONSES},
+        security=USER,
+        parameters=[ID_PATH],
+    ),
+    ("/api/current_user", "get"): op(
+        "Redirect to the caller's user",
+        {"302": _json(ref("Redirect"), "The user URL"), **ERROR_RESPONSES},
+        security=USER,
+    ),
+    ("/api/collections", "post"): op(
+        "Create a collection",
+        {"201": _json(ref("Collection"), "Created"), **ERROR_RESPONSES},
+        security=USER,
+        requestBody=_body(
+            {"user_id": ID, "name": STR, "description": STR, "private": STR}, ["user_id", "name"]
+        ),
+    ),
+    ("/api/collections/{id}", "put"): op(
+        "Update a collection",
+        {"200": _json(ref("Collection"), "Updated"), **ERROR_RESPONSES},
+        security=USER,
+        parameters=[ID_PATH],
+        requestBody=_body({"name": STR, "description": STR, "private": STR}),
+    ),
+    ("/api/collection_items", "post"): op(
+        "Add an artwork to a collection",
+        {"201": _json(ref("CollectionItem"), "Added"), **ERROR_RESPONSES},
+        security=USER,
+        requestBody=_body(
+            {"collection_id": ID, "user_id": ID, "artwork_id": ID},
+            ["collection_id", "user_id", "artwork_id"],
+        ),
+    ),
+    ("/api/collection_items/{id}", "put"): op(
+        "Move a collection item",
+        {"200": _json(ref("CollectionItem"), "Moved"), **ERROR_RESPONSES},
+        security=USER,
+        parameters=[ID_PATH],
+        requestBody=_body({"position": INT}, ["position"]),
+    ),
+    ("/api/collection_items/{id}", "delete"): op(
+        "Remove a collection item",
+        {"204": {"description": "Removed"}, **ERROR_RESPONSES},
+        security=USER,
+        parameters=[ID_PATH],
+    ),
+}
+
+CLIENT = {"client_id": STR, "client_secret": STR}
+TOKEN_REQUEST = _body(
+    {
+        **CLIENT,
+        "grant_type": {
+            "type": "string",
+            "enum": ["authorization_code", "credentials", "oauth_token"],
+        },
+        "code": STR,
+        "redirect_uri": STR,
+        "code_verifier": STR,
+        "email": STR,
+        "password": STR,
+        "oauth_provider": {"type": "string", "enum": ["facebook", "twitter"]},
+        "oauth_token": STR,
+        "oauth_token_secret": STR,
+        "scope": STR,
+        "state": STR,
+    },
+    ["grant_type"],
+)
+APP_BODY = _body({"name": STR, "redirect_urls": STRINGS})
+
+AUTH_API: dict[tuple[str, str], Op] = {
+    ("/api/tokens/xapp_token", "post"): op(
+        "Issue an application (XAPP) token",
+        {"201": _json(ref("XappToken"), "Issued"), **ERROR_RESPONSES},
+        requestBody=_body(CLIENT, ["client_id", "client_secret"]),
+    ),
+    ("/api/tokens/access_token", "delete"): op(
+        "Expire an access token",
+        {"200": _json(ref("ExpiredToken"), "Expired"), **ERROR_RESPONSES},
+        parameters=[{"name": "access_token", "in": "query", "schema": STR}],
+    ),
+    ("/oauth2/access_token", "post"): op(
+        "Exchange a grant for an access token",
+        {"200": _json(ref("AccessToken"), "Issued"), **OAUTH_ERRORS},
+        requestBody=TOKEN_REQUEST,
+    ),
+    ("/oauth2/access_token", "get"): op(
+        "Exchange a grant for an access token (query string, for old clients)",
+        {"200": _json(ref("AccessToken"), "Issued"), **OAUTH_ERRORS},
+    ),
+    ("/oauth2/revoke", "post"): op(
+        "Revoke a token (RFC 7009)",
+        {"200": {"description": "Revoked, or unknown"}, **OAUTH_ERRORS},
+        requestBody=_body({**CLIENT, "token": STR, "token_type_hint": STR}, ["token"]),
+    ),
+    ("/oauth2/introspect", "post"): op(
+        "Introspect a token (RFC 7662)",
+        {"200": _json(ref("Introspection"), "The token's state"), **OAUTH_ERRORS},
+        requestBody=_body({**CLIENT, "token": STR, "token_type_hint": STR}, ["token"]),
+    ),
+    ("/.well-known/oauth-authorization-server", "get"): op(
+        "Authorization server metadata (RFC 8414)",
+        {"200": _json({"type": "object", "required": ["issuer", "token_endpoint"]}, "Metadata")},
+    ),
+    ("/api/applications", "get"): op(
+        "List the caller's applications",
+        {
+            "200": _json(
+                {
+                    "type": "object",
+                    "required": ["total_count", "_links", "_embedded"],
+                    "properties": {
+                        "_embedded": obj(
+                            {"applications": {"type": "array", "items": ref("Application")}}
+                        )
+                    },
+                },
+                "A page of applications",
+            ),
+            "302": _json(ref("Redirect"), "Without user_id: the caller's list"),
+            **ERROR_RESPONSES,
+        },
+        security=USER,
+        parameters=[{"name": "user_id", "in": "query", "schema": ID}],
+    ),
+    ("/api/applications", "post"): op(
+        "Register an application (its secret is shown once)",
+        {"201": _json(ref("Application"), "Created"), **ERROR_RESPONSES},
+        security=USER,
+        requestBody=APP_BODY,
+    ),
+    ("/api/applications/{id}", "get"): op(
+        "Show one of the caller's applications",
+        {"200": _json(ref("Application"), "The application"), **ERROR_RESPONSES},
+        security=USER,
+        parameters=[ID_PATH],
+    ),
+    ("/api/applications/{id}", "put"): op(
+        "Update an application",
+        {"200": _json(ref("Application"), "Updated"), **ERROR_RESPONSES},
+        security=USER,
+        parameters=[ID_PATH],
+        requestBody=APP_BODY,
+    ),
+    ("/api/applications/{id}", "delete"): op(
+        "Delete an application (its tokens expire)",
+        {"204": {"description": "Deleted"}, **ERROR_RESPONSES},
+        security=USER,
+        parameters=[ID_PATH],
+    ),
+}
+
+PAGES: list[tuple[str, list[str], str]] = [
+    ("/oauth2/authorize", ["get", "post"], "Authorization: sign-in, consent, redirect with a code"),
+    ("/account", ["get"], "Account home"),
+    ("/account/sign_in", ["get", "post"], "Sign in"),
+    ("/account/sign_up", ["get", "post"], "Sign up"),
+    ("/account/sign_out", ["get", "post"], "Sign out"),
+    ("/account/password/forgot", ["get", "post"], "Ask for a password reset email"),
+    ("/account/password/reset/{token}", ["get", "post"], "Set a new password"),
+    ("/account/authorizations", ["get"], "Authorized applications"),
+    ("/account/authorizations/{application_id}/revoke", ["post"], "Revoke an authorization"),
+    ("/account/applications", ["get", "post"], "Your applications"),
+    ("/account/applications/{application_id}/rotate", ["post"], "Rotate a client secret"),
+    ("/account/static/{filename}", ["get"], "Stylesheet"),
+]
+
+AUTH_PAGES: dict[tuple[str, str], Op] = {
+    (path, method): op(
+        f"{summary} ({method.upper()})",
+        {"200": _html("An HTML page"), "302": {"description": "A redirect"}, "400": _html("Error")},
+        tags=["pages"],
+    )
+    for path, methods, summary in PAGES
+    for method in methods
+}
+
+AUTH_SCHEMAS: dict[str, Schema] = {
+    "SearchResults": obj(
+        {
+            "total_count": INT,
+            "offset": INT,
+            "q": STR,
+            "_links": {"type": "object", "required": ["self"]},
+            "_embedded": obj(
+                {
+                    "results": {
+                        "type": "array",
+                        "items": obj(
+                            {
+                                "type": null(STR),
+                                "title": STR,
+                                "description": null(STR),
+                                "og_type": STR,
+                                "_links": {"type": "object", "required": ["self"]},
+                            }
+                        ),
+                    }
+                }
+            ),
+        }
+    ),
+    "XappToken": obj(
+        {
+            "type": {"const": "xapp_token"},
+            "token": STR,
+            "expires_at": TS,
+            "_links": {"type": "object"},
+        }
+    ),
+    "ExpiredToken": obj(
+        {"id": ID, "type": {"const": "access_token"}, "token": STR, "expired_at": TS}
+    ),
+    "AccessToken": obj(
+        {"access_token": STR, "expires_in": {"anyOf": [TS, INT]}},
+        {"token_type": STR, "scope": STR, "state": STR},
+    ),
+    "OAuthError": obj({"error": STR}, {"error_description": STR, "state": STR}),
+    "Introspection": obj(
+        {"active": BOOL},
+        {"scope": STR, "client_id": STR, "token_type": STR, "exp": INT, "iat": INT, "iss": STR},
+    ),
+    "Application": obj(
+        {
+            "id": ID,
+            "created_at": TS,
+            "updated_at": TS,
+            "name": STR,
+            "client_id": STR,
+            "enabled": BOOL,
+            "redirect_urls": STRINGS,
+            "standard_token_response": BOOL,
+            "_links": {"type": "object", "required": ["self", "user"]},
+        },
+        {"client_secret": STR, "user_id": null(ID)},
+    ),
+}
+
+EXTRA_OPERATIONS: dict[tuple[str, str], Op] = {**CATALOG_WRITES, **AUTH_API, **AUTH_PAGES}

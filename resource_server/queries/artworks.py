@@ -1,0 +1,80 @@
+"""Artwork queries: filtered pages with their editions batch-loaded, and items."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from common.models import Artwork, ArtworkArtist, ArtworkGene, Edition, ShowArtwork
+from resource_server.pagination import PageParams, PageResult, sample_one
+from resource_server.queries.lookup import find
+from resource_server.queries.paging import page_by_id
+from resource_server.queries.similarity import similar_artworks
+
+
+def filtered(filters: dict[str, Any]) -> Select[Any]:
+    """Return the select of artworks matching the list filters.
+
+    Link-table filters are ``id IN (indexed subquery)``: the cost follows the size of the matching
+    set, never the size of the table (a correlated EXISTS scans the table for a rare match).
+
+    Collections (``collection_id`` with ``user_id``, ordered by position) are served by their own
+    pager over collection items; it reuses :func:`editions_for` to embed the editions.
+    """
+    stmt = select(Artwork)
+    if "artist_id" in filters:
+        by_artist = select(ArtworkArtist.artwork_id).where(
+            ArtworkArtist.artist_id == filters["artist_id"]
+        )
+        stmt = stmt.where(Artwork.id.in_(by_artist))
+    if "partner_id" in filters:
+        stmt = stmt.where(Artwork.partner_id == filters["partner_id"])
+    if "show_id" in filters:
+        on_show = select(ShowArtwork.artwork_id).where(ShowArtwork.show_id == filters["show_id"])
+        stmt = stmt.where(Artwork.id.in_(on_show))
+    if "gene_id" in filters:
+        with_gene = select(ArtworkGene.artwork_id).where(ArtworkGene.gene_id == filters["gene_id"])
+        stmt = stmt.where(Artwork.id.in_(with_gene))
+    if "published" in filters:
+        stmt = stmt.where(Artwork.published == filters["published"])
+    return stmt
+
+
+def list_artworks(session: Session, filters: dict[str, Any], page: PageParams) -> PageResult:
+    """Return one page of artworks, ordered by id."""
+    return page_by_id(session, filtered(filters), Artwork.id, page)
+
+
+def sample_artwork(session: Session, filters: dict[str, Any]) -> Artwork | None:
+    """Return a random artwork of the filtered set."""
+    result: Artwork | None = sample_one(session, filtered(filters), Artwork.id)
+    return result
+
+
+def similar(session: Session, filters: dict[str, Any]) -> list[Artwork]:
+    """Return the non-paginated set of artworks similar to ``similar_to_artwork_id``."""
+    return similar_artworks(session, filtered(filters), filters["similar_to_artwork_id"])
+
+
+def find_artwork(session: Session, id_or_slug: str) -> tuple[Artwork | None, bool]:
+    """Return an artwork by id or slug, and whether it was found by slug."""
+    return find(session, Artwork, id_or_slug, slug=Artwork.slug)
+
+
+def editions_for(session: Session, artwork_ids: Sequence[str]) -> dict[str, list[Edition]]:
+    """Return the editions of several artworks in one indexed query, by artwork id."""
+    out: dict[str, list[Edition]] = defaultdict(list)
+    if not artwork_ids:
+        return out
+    stmt = (
+        select(Edition)
+        .where(Edition.artwork_id.in_(list(artwork_ids)))
+        .order_by(Edition.artwork_id, Edition.id)
+    )
+    for edition in session.scalars(stmt):
+        out[edition.artwork_id].append(edition)
+    return out

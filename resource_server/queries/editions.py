@@ -1,0 +1,37 @@
+"""Edition queries: always within one artwork."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from common.ids import is_id
+from common.models import Edition
+from resource_server.pagination import PageParams, PageResult, sample_one
+from resource_server.queries.paging import page_by_id
+
+
+def filtered(filters: dict[str, Any]) -> Select[Any]:
+    """Return the select of the editions of the artwork named by the filters."""
+    return select(Edition).where(Edition.artwork_id == filters["artwork_id"])
+
+
+def list_editions(session: Session, filters: dict[str, Any], page: PageParams) -> PageResult:
+    """Return one page of an artwork's editions, ordered by id."""
+    return page_by_id(session, filtered(filters), Edition.id, page)
+
+
+def sample_edition(session: Session, filters: dict[str, Any]) -> Edition | None:
+    """Return a random edition of the artwork."""
+    result: Edition | None = sample_one(session, filtered(filters), Edition.id)
+    return result
+
+
+def find_edition(session: Session, edition_id: str, artwork_id: str) -> Edition | None:
+    """Return an edition of an artwork by id."""
+    if not is_id(edition_id):
+        return None
+    stmt = select(Edition).where(Edition.id == edition_id, Edition.artwork_id == artwork_id)
+    return session.scalars(stmt).first()

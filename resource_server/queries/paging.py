@@ -1,0 +1,25 @@
+"""Keyset pages ordered by id: the catalog lists' pager, with a cursor that must name one id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Select
+from sqlalchemy.orm import InstrumentedAttribute, Session
+
+from common.ids import is_id
+from resource_server.errors import ParamError
+from resource_server.pagination import PageParams, PageResult, paginate
+
+
+def page_by_id(
+    session: Session, stmt: Select[Any], id_column: InstrumentedAttribute[str], page: PageParams
+) -> PageResult:
+    """Run one page of ``stmt`` ordered by id; a cursor that is not one id is a forged one.
+
+    Checking the value before it reaches SQL also keeps odd strings (NUL bytes, which
+    PostgreSQL text cannot hold) from turning into a server error.
+    """
+    if page.cursor is not None and not (len(page.cursor) == 1 and is_id(str(page.cursor[0]))):
+        raise ParamError.invalid("cursor")
+    return paginate(session, stmt, [id_column], page)

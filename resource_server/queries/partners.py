@@ -1,0 +1,63 @@
+"""Partner queries, with the handles of their profiles batch-loaded for the ``profile`` link."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from common.models import Partner, PartnerUser, Profile
+from resource_server.pagination import PageParams, PageResult, sample_one
+from resource_server.queries.access import may_see_user
+from resource_server.queries.lookup import find
+from resource_server.queries.paging import page_by_id
+
+
+def filtered(filters: dict[str, Any], token: Any = None) -> Select[Any]:
+    """Return the select of partners matching the list filters.
+
+    ``user_id`` selects the partners that user can access (PartnerUser); only that user or an
+    Admin may ask, anyone else gets an empty set. With ``partner_id`` too, the page says whether
+    the user can access that one partner.
+    """
+    stmt = select(Partner)
+    if "user_id" in filters:
+        user_id = filters["user_id"]
+        managed = select(PartnerUser.partner_id).where(PartnerUser.user_id == user_id)
+        stmt = stmt.where(Partner.id.in_(managed), may_see_user(token, user_id))
+    if "partner_id" in filters:
+        stmt = stmt.where(Partner.id == filters["partner_id"])
+    if "eligible_for_partner_analytics" in filters:
+        wanted = filters["eligible_for_partner_analytics"]
+        stmt = stmt.where(Partner.eligible_for_partner_analytics == wanted)
+    return stmt
+
+
+def list_partners(
+    session: Session, filters: dict[str, Any], page: PageParams, token: Any = None
+) -> PageResult:
+    """Return one page of partners, ordered by id."""
+    return page_by_id(session, filtered(filters, token), Partner.id, page)
+
+
+def sample_partner(session: Session, filters: dict[str, Any], token: Any = None) -> Partner | None:
+    """Return a random partner of the filtered set."""
+    result: Partner | None = sample_one(session, filtered(filters, token), Partner.id)
+    return result
+
+
+def find_partner(session: Session, id_or_slug: str) -> tuple[Partner | None, bool]:
+    """Return a partner by id or slug, and whether it was found by slug."""
+    return find(session, Partner, id_or_slug, slug=Partner.slug)
+
+
+def profile_handles(session: Session, partner_ids: Sequence[str]) -> dict[str, str]:
+    """Return the profile handle of each partner that has a profile, in one query."""
+    if not partner_ids:
+        return {}
+    stmt = select(Profile.owner_id, Profile.handle).where(
+        Profile.owner_type == "partner", Profile.owner_id.in_(list(partner_ids))
+    )
+    return {owner_id: handle for owner_id, handle in session.execute(stmt)}

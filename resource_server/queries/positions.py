@@ -1,0 +1,90 @@
+"""Paging through a collection in position order, stable while items are added and removed.
+
+Positions are not a stable sort key: removing or moving an item renumbers the items after it,
+so a cursor that only remembered "after position 7" would skip an item after a removal above
+it. The cursor therefore names items, not places: ``[position, anchor id, next id]``, the last
+item of the page (the anchor), its position then, and the first item of the next page. The
+next page starts after the anchor's *current* position; if the anchor was removed, at the next
+item's current position; if both were removed, at the anchor's old position (the items after
+both moved up by two). Removals and additions anywhere else keep every remaining item
+reachable exactly once. Moves while paging reorder the list itself: the walk continues after
+the anchor in the new order. Each page is one query on the (collection_id, position) index,
+the anchor lookups being scalar subqueries on the primary key.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.orm import Session
+
+from common.ids import is_id
+from common.models import CollectionItem
+from resource_server.errors import ParamError
+from resource_server.pagination import PageParams, PageResult, encode_cursor
+
+
+def anchor(page: PageParams) -> tuple[int, str, str] | None:
+    """Return the ``(position, anchor id, next id)`` a cursor names (ParamError for a bad one)."""
+    if page.cursor is None:
+        return None
+    values = page.cursor
+    if (
+        len(values) != 3
+        or not isinstance(values[0], int)
+        or isinstance(values[0], bool)
+        or not all(isinstance(v, str) and is_id(v) for v in values[1:])
+    ):
+        raise ParamError.invalid("cursor")
+    return values[0], values[1], values[2]
+
+
+def _current_position(item_id: str) -> Any:
+    return (
+        select(CollectionItem.position)
+        .where(CollectionItem.id == item_id)
+        .correlate(None)
+        .scalar_subquery()
+    )
+
+
+def position_page(session: Session, stmt: Select[Any], page: PageParams) -> PageResult:
+    """Run one page of ``stmt`` (whose first column is the entity) in collection position order.
+
+    ``stmt`` must select from ``collection_items`` (joined as needed) filtered to one collection.
+    """
+    stmt = stmt.add_columns(CollectionItem.position, CollectionItem.id)
+    ordered = stmt.order_by(CollectionItem.position.asc(), CollectionItem.id.asc())
+    start = anchor(page)
+    if start is not None:
+        position, anchor_id, next_id = start
+        after = func.coalesce(
+            _current_position(anchor_id), _current_position(next_id) - 1, position - 1
+        )
+        ordered = ordered.where(CollectionItem.position > after)
+    if page.offset:
+        ordered = ordered.offset(page.offset)
+    rows = list(session.execute(ordered.limit(page.size + 1)))
+    next_cursor = None
+    if len(rows) > page.size:
+        last, following = rows[page.size - 1], rows[page.size]
+        next_cursor = encode_cursor([last[-2], last[-1], following[-1]])
+        rows = rows[: page.size]
+    total = None
+    if page.total_count:
+        total = session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
+    return PageResult([row[0] for row in rows], next_cursor, total)
+
+
+def random_position(session: Session, collection_id: str) -> int | None:
+    """Return a random position of a collection (its positions are 1..n), from the index."""
+    last = session.scalar(
+        select(func.max(CollectionItem.position)).where(
+            CollectionItem.collection_id == collection_id
+        )
+    )
+    if not last:
+        return None
+    return random.randint(1, int(last))

@@ -1,0 +1,53 @@
+"""Sale artwork (lot) queries; the lots of unpublished sales exist only for Admin callers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Select, exists, select
+from sqlalchemy.orm import Session
+
+from common.models import Artwork, Sale, SaleArtwork
+from resource_server.pagination import PageParams, PageResult, sample_one
+from resource_server.queries.lookup import find
+from resource_server.queries.paging import page_by_id
+
+
+def filtered(filters: dict[str, Any], *, admin: bool) -> Select[Any]:
+    """Return the select of sale artworks matching the filters (``published``: the artwork's)."""
+    stmt = select(SaleArtwork)
+    if "sale_id" in filters:
+        stmt = stmt.where(SaleArtwork.sale_id == filters["sale_id"])
+    if "artwork_id" in filters:
+        stmt = stmt.where(SaleArtwork.artwork_id == filters["artwork_id"])
+    if not admin:
+        stmt = stmt.where(exists().where(Sale.id == SaleArtwork.sale_id, Sale.published.is_(True)))
+    if "published" in filters:
+        stmt = stmt.where(
+            exists().where(
+                Artwork.id == SaleArtwork.artwork_id, Artwork.published == filters["published"]
+            )
+        )
+    return stmt
+
+
+def list_sale_artworks(
+    session: Session, filters: dict[str, Any], page: PageParams, *, admin: bool
+) -> PageResult:
+    """Return one page of sale artworks, ordered by id."""
+    return page_by_id(session, filtered(filters, admin=admin), SaleArtwork.id, page)
+
+
+def sample_sale_artwork(
+    session: Session, filters: dict[str, Any], *, admin: bool
+) -> SaleArtwork | None:
+    """Return a random sale artwork of the filtered set."""
+    stmt = filtered(filters, admin=admin)
+    result: SaleArtwork | None = sample_one(session, stmt, SaleArtwork.id)
+    return result
+
+
+def find_sale_artwork(session: Session, lot_id: str, *, admin: bool) -> SaleArtwork | None:
+    """Return a sale artwork by id (in a published sale unless Admin)."""
+    row: SaleArtwork | None = find(session, SaleArtwork, lot_id, base=filtered({}, admin=admin))[0]
+    return row

@@ -1,0 +1,53 @@
+"""Sale queries; unpublished sales exist only for Admin callers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from common.models import Sale
+from resource_server.pagination import PageParams, PageResult, sample_one
+from resource_server.queries.lookup import find
+from resource_server.queries.paging import page_by_id
+from resource_server.schedule import not_running, status_condition
+
+
+def filtered(filters: dict[str, Any], now: datetime, *, admin: bool) -> Select[Any]:
+    """Return the select of sales matching the filters; ``live`` means running at ``now``."""
+    stmt = select(Sale)
+    if not admin:
+        stmt = stmt.where(Sale.published.is_(True))
+    if "published" in filters:
+        stmt = stmt.where(Sale.published == filters["published"])
+    if "is_auction" in filters:
+        stmt = stmt.where(Sale.is_auction == filters["is_auction"])
+    if "live" in filters:
+        running = status_condition(Sale.start_at, Sale.end_at, "running", now)
+        stmt = stmt.where(
+            running if filters["live"] else not_running(Sale.start_at, Sale.end_at, now)
+        )
+    return stmt
+
+
+def list_sales(
+    session: Session, filters: dict[str, Any], page: PageParams, now: datetime, *, admin: bool
+) -> PageResult:
+    """Return one page of sales, ordered by id."""
+    return page_by_id(session, filtered(filters, now, admin=admin), Sale.id, page)
+
+
+def sample_sale(
+    session: Session, filters: dict[str, Any], now: datetime, *, admin: bool
+) -> Sale | None:
+    """Return a random sale of the filtered set."""
+    result: Sale | None = sample_one(session, filtered(filters, now, admin=admin), Sale.id)
+    return result
+
+
+def find_sale(session: Session, id_or_slug: str, *, admin: bool) -> tuple[Sale | None, bool]:
+    """Return a sale by id or slug (published ones only unless Admin), and how it was found."""
+    base = select(Sale) if admin else select(Sale).where(Sale.published.is_(True))
+    return find(session, Sale, id_or_slug, slug=Sale.slug, base=base)

@@ -1,0 +1,141 @@
+"""Similar artists and similar artworks: a deterministic, explainable score in one query.
+
+Similar artists of a subject artist S (``/api/artists?similar_to_artist_id=S``):
+
+- +3 for every gene S and the candidate share (``artist_genes``, through its ``gene_id`` index);
+- +2 for every partner that holds works of both (``artworks.partner_id`` index, distinct
+  artist/partner pairs);
+- +1 when both have the same nationality.
+
+``similarity_type=contemporary`` keeps only candidates born within 20 years of S (a subject
+without a birth year has no contemporaries) and adds +2 when born within 5 years of S, +1 within
+10 years.
+
+Similar artworks of a subject artwork W (``/api/artworks?similar_to_artwork_id=W``):
+
+- +4 for every artist W and the candidate share (``artwork_artists.artist_id`` index);
+- +3 for every gene they share (``artwork_genes.gene_id`` index);
+- then, for candidates found that way: +2 for the same partner, +1 for the same category, +1
+  when their start years are at most 10 years apart.
+
+Candidates come only from the shared genes, partners (artists) or artists (artworks), so the cost
+follows the fan-out of the subject's links through indexes, never a table scan. Ties are broken by
+the number of published artworks (artists) or iconicity (artworks), then by id, so the same data
+always gives the same order. The subject itself is never a candidate, the other filters of the
+request still apply, and at most ``LIMIT`` results are returned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Select, case, func, literal_column, select, union_all
+from sqlalchemy.orm import Session, aliased
+
+from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, ArtworkGene
+
+LIMIT = 20
+
+
+def _weight(n: int) -> Any:
+    # Inline constants: bound parameters inside UNION ALL confuse PostgreSQL's type inference.
+    return literal_column(str(n)).label("weight")
+
+
+def _artist_scores(subject_id: str) -> Any:
+    """Return the subquery (artist_id, base score) of the candidates similar to an artist."""
+    mine, theirs = aliased(ArtistGene), aliased(ArtistGene)
+    by_gene = (
+        select(theirs.artist_id.label("candidate"), _weight(3))
+        .join(mine, mine.gene_id == theirs.gene_id)
+        .where(mine.artist_id == subject_id)
+    )
+    my_link, my_work = aliased(ArtworkArtist), aliased(Artwork)
+    partners = (
+        select(my_work.partner_id)
+        .join(my_link, my_link.artwork_id == my_work.id)
+        .where(my_link.artist_id == subject_id, my_work.partner_id.is_not(None))
+    )
+    their_link, their_work = aliased(ArtworkArtist), aliased(Artwork)
+    pairs = (
+        select(their_link.artist_id.label("candidate"), their_work.partner_id)
+        .join(their_work, their_work.id == their_link.artwork_id)
+        .where(their_work.partner_id.in_(partners))
+        .distinct()
+        .subquery()
+    )
+    by_partner = select(pairs.c.candidate, _weight(2))
+    pool = union_all(by_gene, by_partner).subquery()
+    return (
+        select(pool.c.candidate, func.sum(pool.c.weight).label("base"))
+        .where(pool.c.candidate != subject_id)
+        .group_by(pool.c.candidate)
+        .subquery()
+    )
+
+
+def similar_artists(
+    session: Session, base: Select[Any], subject_id: str, *, contemporary: bool
+) -> list[Artist]:
+    """Return up to LIMIT artists of ``base`` most similar to the subject, best first."""
+    scores = _artist_scores(subject_id)
+    subject = aliased(Artist)
+    score = scores.c.base + case((Artist.nationality == subject.nationality, 1), else_=0)
+    stmt = base.join(scores, scores.c.candidate == Artist.id).join(
+        subject, subject.id == subject_id
+    )
+    if contemporary:
+        stmt = stmt.where(
+            Artist.birth_year.between(subject.birth_year - 20, subject.birth_year + 20)
+        )
+        gap = func.abs(Artist.birth_year - subject.birth_year)
+        score = score + case((gap <= 5, 2), (gap <= 10, 1), else_=0)
+    stmt = (
+        stmt.add_columns(score.label("score"))
+        .order_by(score.desc(), Artist.published_artworks_count.desc(), Artist.id)
+        .limit(LIMIT)
+    )
+    return [row[0] for row in session.execute(stmt)]
+
+
+def _artwork_scores(subject_id: str) -> Any:
+    """Return the subquery (artwork_id, base score) of the candidates similar to an artwork."""
+    mine, theirs = aliased(ArtworkArtist), aliased(ArtworkArtist)
+    by_artist = (
+        select(theirs.artwork_id.label("candidate"), _weight(4))
+        .join(mine, mine.artist_id == theirs.artist_id)
+        .where(mine.artwork_id == subject_id)
+    )
+    my_gene, their_gene = aliased(ArtworkGene), aliased(ArtworkGene)
+    by_gene = (
+        select(their_gene.artwork_id.label("candidate"), _weight(3))
+        .join(my_gene, my_gene.gene_id == their_gene.gene_id)
+        .where(my_gene.artwork_id == subject_id)
+    )
+    pool = union_all(by_artist, by_gene).subquery()
+    return (
+        select(pool.c.candidate, func.sum(pool.c.weight).label("base"))
+        .where(pool.c.candidate != subject_id)
+        .group_by(pool.c.candidate)
+        .subquery()
+    )
+
+
+def similar_artworks(session: Session, base: Select[Any], subject_id: str) -> list[Artwork]:
+    """Return up to LIMIT artworks of ``base`` most similar to the subject, best first."""
+    scores = _artwork_scores(subject_id)
+    subject = aliased(Artwork)
+    score = (
+        scores.c.base
+        + case((Artwork.partner_id == subject.partner_id, 2), else_=0)
+        + case((Artwork.category == subject.category, 1), else_=0)
+        + case((func.abs(Artwork.year_start - subject.year_start) <= 10, 1), else_=0)
+    )
+    stmt = (
+        base.join(scores, scores.c.candidate == Artwork.id)
+        .join(subject, subject.id == subject_id)
+        .add_columns(score.label("score"))
+        .order_by(score.desc(), Artwork.iconicity.desc(), Artwork.id)
+        .limit(LIMIT)
+    )
+    return [row[0] for row in session.execute(stmt)]

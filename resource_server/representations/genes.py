@@ -1,0 +1,32 @@
+"""The gene representation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common.hal import Urls, image_links, link
+from common.ids import format_ts
+from common.models import Gene
+
+
+def gene(g: Gene, urls: Urls, web_url: str = "") -> dict[str, Any]:
+    """Render a gene with every documented field and link."""
+    links = image_links(g.image_url, g.image_versions or [])
+    links["self"] = link(urls.api(f"/genes/{g.id}"))
+    if web_url:
+        links["permalink"] = link(f"{web_url}/gene/{g.slug}")
+    links.update(
+        artworks=link(urls.api("/artworks", {"gene_id": g.id})),
+        published_artworks=link(urls.api("/artworks", {"gene_id": g.id, "published": True})),
+        artists=link(urls.api("/artists", {"gene_id": g.id})),
+    )
+    return {
+        "id": g.id,
+        "created_at": format_ts(g.created_at),
+        "updated_at": format_ts(g.updated_at),
+        "name": g.name,
+        "display_name": g.display_name,
+        "description": g.description,
+        "image_versions": list(g.image_versions or []),
+        "_links": links,
+    }

@@ -1,0 +1,40 @@
+"""The partner representation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common.hal import Link, Urls, link
+from common.ids import format_ts
+from common.models import Partner
+
+
+def partner(p: Partner, handle: str | None, urls: Urls, web_url: str = "") -> dict[str, Any]:
+    """Render a partner; ``handle`` is its profile's, when it has one."""
+    links: dict[str, Link] = {"self": link(urls.api(f"/partners/{p.id}"))}
+    if handle:
+        links["profile"] = link(urls.api(f"/profiles/{handle}"))
+    links.update(
+        artworks=link(urls.api("/artworks", {"partner_id": p.id})),
+        artists=link(urls.api("/artists", {"partner_id": p.id})),
+        published_artworks=link(urls.api("/artworks", {"partner_id": p.id, "published": True})),
+        shows=link(urls.api("/shows", {"partner_id": p.id})),
+    )
+    if web_url:
+        links["permalink"] = link(
+            f"{web_url}/{handle}" if handle else f"{web_url}/partner/{p.slug}"
+        )
+    if p.website:
+        links["website"] = link(p.website)
+    return {
+        "id": p.id,
+        "slug": p.slug,
+        "created_at": format_ts(p.created_at),
+        "updated_at": format_ts(p.updated_at),
+        "type": p.type,
+        "name": p.name,
+        "email": p.email,
+        "region": p.region,
+        "enforce_on_platform_transactions": p.enforce_on_platform_transactions,
+        "_links": links,
+    }

@@ -1,0 +1,127 @@
+"""``/api/artworks`` and ``/api/artworks/{id}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+from sqlalchemy.orm import Session
+
+from common.models import Artwork
+from resource_server.errors import NotFound
+from resource_server.pagination import PageParams, PageResult
+from resource_server.params import Param, parse_filters
+from resource_server.queries import artworks as q
+from resource_server.queries import collections as collected
+from resource_server.representations.artworks import artwork
+from resource_server.resources.base import Resource, redirect
+from resource_server.resources.catalog_pages import render_page, render_set, require
+from resource_server.routes import CollectionRoute
+
+ROUTE = CollectionRoute(
+    rel="artworks",
+    path="/artworks",
+    item_rel="artwork",
+    filters=(
+        Param("artist_id"),
+        Param("partner_id"),
+        Param("show_id"),
+        Param("gene_id"),
+        Param("similar_to_artwork_id"),
+        Param("published", "bool"),
+        Param("collection_id"),
+        Param("user_id"),
+    ),
+)
+
+
+class Artworks(Resource):
+    """The paginated list of artworks, each with its editions embedded."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """List artworks matching the filters (or the set similar to one artwork)."""
+        filters = parse_filters(req.params, ROUTE.filters)
+        page = self.page_params(req)
+        urls = self.urls(req)
+        web = self.settings.web_url
+        with self.stores.sessions() as session:
+            if "similar_to_artwork_id" in filters:
+                rows = q.similar(session, filters)
+                editions = q.editions_for(session, [a.id for a in rows])
+                items = [artwork(a, editions.get(a.id, []), urls, web) for a in rows]
+                render_set(
+                    resp, urls, path="/artworks", plural="artworks", filters=filters, items=items
+                )
+                return
+            if page.sample:
+                one = self.sample_of(session, filters, req)
+                if one is None:
+                    raise NotFound("Artwork")
+                redirect(resp, urls.api(f"/artworks/{one.id}"))
+                return
+            result = self.page_of(session, filters, page, req)
+            editions = q.editions_for(session, [a.id for a in result.rows])
+        items = [artwork(a, editions.get(a.id, []), urls, web) for a in result.rows]
+        render_page(
+            req,
+            resp,
+            urls,
+            path="/artworks",
+            plural="artworks",
+            filters=filters,
+            page=page,
+            result=result,
+            items=items,
+        )
+
+    def page_of(
+        self, session: Session, filters: dict[str, Any], page: PageParams, req: falcon.Request
+    ) -> PageResult:
+        """Return the page of artworks the filters select, in id order.
+
+        The hook for scopes with an order of their own: a collection's artworks
+        (``collection_id`` with ``user_id``, position order, its own cursor) page here through
+        the collection queries, once ROUTE declares those two filters; the editions are
+        embedded and the HAL page rendered as for any other filter.
+        """
+        if "collection_id" in filters:
+            return collected.collection_artworks(
+                session,
+                filters["collection_id"],
+                require(filters, "user_id"),
+                req.context.token.user_id,
+                page,
+                base=q.filtered(filters),
+            )
+        return q.list_artworks(session, filters, page)
+
+    def sample_of(
+        self, session: Session, filters: dict[str, Any], req: falcon.Request
+    ) -> Artwork | None:
+        """Return a random artwork of the filtered set (the collection hook applies here too)."""
+        if "collection_id" in filters:
+            return collected.sample_collection_artwork(
+                session,
+                filters["collection_id"],
+                require(filters, "user_id"),
+                req.context.token.user_id,
+                base=q.filtered(filters),
+            )
+        return q.sample_artwork(session, filters)
+
+
+class ArtworkItem(Resource):
+    """One artwork, by id (or by slug, redirecting to the id URL)."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
+        """Show an artwork with its editions."""
+        urls = self.urls(req)
+        with self.stores.sessions() as session:
+            found, by_slug = q.find_artwork(session, id)
+            if found is None:
+                raise NotFound("Artwork")
+            if by_slug:
+                redirect(resp, urls.api(f"/artworks/{found.id}"))
+                return
+            editions = q.editions_for(session, [found.id])
+        resp.media = artwork(found, editions.get(found.id, []), urls, self.settings.web_url)

@@ -1,0 +1,155 @@
+"""Fixtures and helpers of the catalog tests: the demo catalog over real HTTP, with tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import requests
+from sqlalchemy import Engine, event, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from common.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
+from common.models import Application, User
+from common.settings import Settings
+from common.stores import Stores
+from tests.functional.conftest import LiveServer
+
+ZERO_ID = "0" * 24
+
+
+@dataclass
+class Catalog:
+    """The demo catalog behind a live resource server, and headers for every kind of caller."""
+
+    url: str
+    sessions: sessionmaker[Session]
+    xapp: dict[str, str]
+    user: dict[str, str]
+    admin: dict[str, str]
+    other: dict[str, str]
+    user_id: str
+    admin_id: str
+    other_id: str
+
+    def api(self, path: str) -> str:
+        """Return the absolute URL of an API path."""
+        return f"{self.url}/api{path}"
+
+    def get(
+        self, path: str, headers: dict[str, str] | None = None, **params: Any
+    ) -> requests.Response:
+        """GET an API path (or absolute URL) without following redirects."""
+        url = path if path.startswith("http") else self.api(path)
+        return requests.get(
+            url,
+            params=params or None,
+            headers=self.xapp if headers is None else headers,
+            allow_redirects=False,
+            timeout=20,
+        )
+
+    def ok(self, path: str, headers: dict[str, str] | None = None, **params: Any) -> Any:
+        """GET a path, assert 200 and return the JSON body."""
+        r = self.get(path, headers, **params)
+        assert r.status_code == 200, (path, params, r.status_code, r.text)
+        return r.json()
+
+    def scalars(self, stmt: Any) -> list[Any]:
+        """Run a select on the test database and return its scalars."""
+        with self.sessions() as s:
+            return list(s.scalars(stmt))
+
+
+def issue_user_token(stores: Stores, application_id: str, user_id: str) -> str:
+    """Issue an access token for a user directly through the token store."""
+    with stores.sessions() as session, session.begin():
+        issued = stores.tokens.issue(
+            session, kind="access", application_id=application_id, user_id=user_id, ttl=3600
+        )
+    stores.tokens.publish(issued.row)
+    return issued.value
+
+
+def xapp_token(auth: LiveServer, settings: Settings) -> str:
+    """Get an XAPP token for the demo application over HTTP."""
+    creds = demo_credentials(settings)
+    r = requests.post(
+        f"{auth.url}/api/tokens/xapp_token",
+        data={"client_id": creds.client_id, "client_secret": creds.client_secret},
+        timeout=10,
+    )
+    assert r.status_code == 201, r.text
+    return str(r.json()["token"])
+
+
+@pytest.fixture
+def catalog(
+    request: pytest.FixtureRequest,
+    clean_db: Engine,
+    base_settings: Settings,
+    stores: Stores,
+    auth_server: LiveServer,
+    resource_server: LiveServer,
+) -> Catalog:
+    """The demo catalog (seed 1) with an XAPP, a user, an Admin and another user.
+
+    A test module sets ``DEMO_ARTWORKS`` to load another number of artworks than 120.
+    """
+    artworks = getattr(request.module, "DEMO_ARTWORKS", 120)
+    report = load_demo(clean_db, base_settings, seed=1, artworks=artworks)
+    assert not report.skipped
+    creds = demo_credentials(base_settings)
+    with stores.sessions() as s, s.begin():
+        app_id = s.scalar(select(Application.id).where(Application.client_id == creds.client_id))
+        user_id = s.scalar(select(User.id).where(User.email == DEMO_EMAIL))
+        others = list(s.scalars(select(User.id).where(User.email != DEMO_EMAIL).order_by(User.id)))
+        admin_id, other_id = others[0], others[1]
+        s.execute(update(User).where(User.id == admin_id).values(type="Admin"))
+    assert app_id and user_id
+
+    def bearer(uid: str) -> dict[str, str]:
+        return {"X-Access-Token": issue_user_token(stores, app_id, uid)}
+
+    return Catalog(
+        url=resource_server.url,
+        sessions=stores.sessions,
+        xapp={"X-Xapp-Token": xapp_token(auth_server, base_settings)},
+        user=bearer(user_id),
+        admin=bearer(admin_id),
+        other=bearer(other_id),
+        user_id=user_id,
+        admin_id=admin_id,
+        other_id=other_id,
+    )
+
+
+@contextmanager
+def counting(engine: Engine) -> Iterator[list[str]]:
+    """Collect the SQL statements run on ``engine`` inside the block."""
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+def walk_pages(
+    catalog: Catalog, path: str, headers: dict[str, str] | None = None, **params: Any
+) -> list[dict[str, Any]]:
+    """Follow ``next`` links from a list URL to the end; return every embedded item."""
+    body = catalog.ok(path, headers, **params)
+    (plural,) = body["_embedded"]
+    items = list(body["_embedded"][plural])
+    while "next" in body["_links"]:
+        body = catalog.ok(body["_links"]["next"]["href"], headers)
+        items += body["_embedded"][plural]
+    return items

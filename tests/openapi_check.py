@@ -1,0 +1,71 @@
+"""Check real responses against the OpenAPI document: used by the functional tests."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from jsonschema import Draft202012Validator
+
+from resource_server.app import ROOT_ROUTES
+from resource_server.openapi import build_document
+
+
+@cache
+def document() -> dict[str, Any]:
+    """Return the document (its server URL is irrelevant here)."""
+    return build_document(ROOT_ROUTES, "http://127.0.0.1")
+
+
+@cache
+def _matchers() -> list[tuple[re.Pattern[str], str]]:
+    out = []
+    for path in document()["paths"]:
+        pattern = re.sub(
+            r"\{[^}]+\}", r"[^/]+", re.escape(path).replace(r"\{", "{").replace(r"\}", "}")
+        )
+        out.append((re.compile(f"^{pattern}$"), path))
+    # Literal paths first, so /api/collections beats /api/{x} style templates.
+    out.sort(key=lambda m: m[1].count("{"))
+    return out
+
+
+def operation_for(method: str, url: str) -> tuple[str, dict[str, Any]] | None:
+    """Return the documented path and operation that a request hits, if any."""
+    path = urlsplit(url).path.rstrip("/") or "/"
+    for pattern, template in _matchers():
+        if pattern.match(path):
+            op = document()["paths"][template].get(method.lower())
+            return (template, op) if op else None
+    return None
+
+
+def check_response(method: str, url: str, status: int, content_type: str, body: Any) -> str | None:
+    """Return a description of how a response breaks the document, or None when it fits."""
+    if method.upper() in ("HEAD", "OPTIONS"):
+        return None
+    found = operation_for(method, url)
+    if found is None:
+        return f"{method} {urlsplit(url).path} is not in the document"
+    template, op = found
+    responses = op["responses"]
+    spec = responses.get(str(status))
+    if spec is None:
+        if status < 300:
+            return f"{method} {template} answered {status}, which the document does not list"
+        return None
+    media = spec.get("content") or {}
+    if not content_type.startswith("application/") or "json" not in content_type:
+        return None
+    schema = (media.get("application/json") or {}).get("schema")
+    if schema is None:
+        return None
+    validator = Draft202012Validator({**schema, "components": document()["components"]})
+    errors = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
+    if errors:
+        first = errors[0]
+        where = "/".join(str(p) for p in first.absolute_path)
+        return f"{method} {template} {status}: {where}: {first.message[:300]}"
+    return None
