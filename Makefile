@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
 
-.PHONY: help install run test test-unit test-functional lint fmt typecheck migrate migration clean
+.PHONY: help install run test test-unit test-functional lint fmt typecheck migrate migration bench clean
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ migrate: $(STAMP) ## Apply the database migrations
 
 migration: $(STAMP) ## Generate a migration from the models: make migration m="what changed"
 	$(BIN)/python -c 'from alembic import command; from common.db import alembic_config, upgrade; from common.settings import Settings; s = Settings.from_env(); upgrade(s); command.revision(alembic_config(s), message="$(m)", autogenerate=True)'
+
+bench: $(STAMP) ## Run the search benchmark (see bench/README.md; needs the museum data loaded)
+	$(BIN)/python bench/search_bench.py
 
 clean: ## Remove the virtual environment and caches (keeps ./instance)
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
