@@ -23,6 +23,8 @@ def artwork(a: Artwork, editions: list[Edition], urls: Urls, web_url: str = "") 
         artists=link(urls.api("/artists", {"artwork_id": a.id})),
         similar_artworks=link(urls.api("/artworks", {"similar_to_artwork_id": a.id})),
         sale_artworks=link(urls.api("/sale_artworks", {"artwork_id": a.id})),
+        # Users with the artwork in a public collection (a user-token route).
+        collection_users=link(urls.api("/users", {"collected_artwork_id": a.id})),
     )
     return {
         "id": a.id,

@@ -10,7 +10,7 @@ from common.models import Profile
 
 # The item route of a profile's owner, by owner type. Users' profiles get no ``owner`` link until
 # the users route is served: a link is rendered only when its route answers.
-OWNER_ROUTES = {"partner": "/partners", "fair": "/fairs"}
+OWNER_ROUTES = {"partner": "/partners", "fair": "/fairs", "user": "/users"}
 
 
 def profile(p: Profile, urls: Urls, web_url: str = "") -> dict[str, Any]:

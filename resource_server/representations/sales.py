@@ -18,6 +18,8 @@ def sale(s: Sale, urls: Urls, web_url: str = "") -> dict[str, Any]:
     lots = urls.api("/sale_artworks", {"sale_id": s.id})
     links["sale_artworks"] = templated(query_template(lots, ["published"], continuation=True))
     links["artists"] = link(urls.api("/artists", {"sale_id": s.id}))
+    # The caller's registrations to bid in this sale (a user-token route).
+    links["bidders"] = link(urls.api("/bidders", {"sale_id": s.id}))
     if s.partner_id:
         links["partner"] = link(urls.api(f"/partners/{s.partner_id}"))
     return {

@@ -65,7 +65,7 @@ def test_artwork_item_has_every_field_link_and_its_editions(catalog: Catalog) ->
     assert links["thumbnail"]["href"].endswith("/medium.jpg")
     assert links["image"]["templated"] is True
     assert "permalink" not in links  # no web_url in the test settings
-    assert "collection_users" not in links  # its route belongs to the users work
+    assert links["collection_users"]["href"] == f"{api}/users?collected_artwork_id={work.id}"
     embedded = body["_embedded"]["editions"]
     assert sorted(ids_of(embedded)) == editions
     edition = embedded[0]

@@ -154,7 +154,7 @@ def test_sale_item_formats_links_and_visibility(catalog: Catalog) -> None:
         "templated": True,
     }
     assert links["artists"]["href"] == f"{api}/artists?sale_id={sale.id}"
-    assert "bidders" not in links  # the bidders route belongs to the auctions work
+    assert links["bidders"]["href"] == f"{api}/bidders?sale_id={sale.id}"
     r = catalog.get(f"/sales/{sale.slug}")
     assert r.status_code == 302 and r.headers["Location"] == f"{api}/sales/{sale.id}"
     for headers in (catalog.xapp, catalog.user):

@@ -124,6 +124,16 @@ def hrefs_of(link: dict[str, Any]) -> list[str]:
     return out
 
 
+USER_ROUTES = (
+    "/api/users",
+    "/api/user_details",
+    "/api/bidders",
+    "/api/collections",
+    "/api/collection_items",
+    "/api/current_user",
+)
+
+
 def walk(catalog: Catalog, headers: dict[str, str]) -> tuple[int, list[tuple[str, int]]]:
     """Follow every catalog link reachable from the root; return (visited, failures)."""
     api = catalog.api("")
@@ -142,12 +152,11 @@ def walk(catalog: Catalog, headers: dict[str, str]) -> tuple[int, list[tuple[str
         if url in seen or not url.startswith(api):
             continue
         seen.add(url)
-        # The sales list is for user tokens; an XAPP walk reads it as the demo user.
-        h = (
-            catalog.user
-            if urlsplit(url).path == "/api/sales" and headers is catalog.xapp
-            else headers
-        )
+        # User-token routes (the sales list, users, bidders, collections) are read by the XAPP
+        # walk as the demo user: the authorized caller for them.
+        path = urlsplit(url).path
+        user_only = path == "/api/sales" or path.startswith(USER_ROUTES)
+        h = catalog.user if user_only and headers is catalog.xapp else headers
         r = catalog.get(url, h)
         if r.status_code == 302:
             location = r.headers["Location"]

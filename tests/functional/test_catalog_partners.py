@@ -107,7 +107,8 @@ def test_profiles_by_id_or_handle_with_owner_and_cover(catalog: Catalog) -> None
         assert catalog.ok(body["_links"]["owner"]["href"])["id"] == p.owner_id
         assert catalog.ok(body["_links"]["cover_image"]["href"])["id"] == p.cover_image_id
     user_profile = catalog.ok(f"/profiles/{profiles['user'].id}")
-    assert "owner" not in user_profile["_links"]  # the users route is not served yet
+    owner = profiles["user"].owner_id
+    assert user_profile["_links"]["owner"]["href"] == f"{api}/users/{owner}"
     assert "website" not in user_profile["_links"]  # no website: no link
     handle = catalog.get(f"/profiles/{profiles['partner'].handle}")
     assert handle.status_code == 302
