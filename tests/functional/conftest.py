@@ -7,13 +7,14 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
 import requests
 from redis import Redis
 from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
 from waitress.server import create_server
 
 from auth_server.app import create_app as create_auth
@@ -22,6 +23,9 @@ from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
 from tests.openapi_check import check_response
+
+if TYPE_CHECKING:
+    from tests.pages import Account
 
 pytestmark = pytest.mark.functional
 
@@ -158,3 +162,30 @@ def responses_match_the_openapi_document(monkeypatch: pytest.MonkeyPatch) -> Ite
     monkeypatch.setattr(requests.Session, "send", send)
     yield
     assert not problems, "responses that break the OpenAPI document:\n" + "\n".join(problems)
+
+
+# -- the /oauth2/authorize tests' fixtures (files may define their own of the same name) --
+
+
+@pytest.fixture
+def web() -> Iterator[requests.Session]:
+    """A browser-like session (the shared ``http`` fixture cannot see a 302 with requests 2.34)."""
+    with requests.Session() as s:
+        yield s
+
+
+@pytest.fixture
+def account(clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings) -> Account:
+    """A user who owns an application that registered no redirect URI."""
+    from tests.pages import make_account  # tests.pages imports this module
+
+    return make_account(sessions, base_settings, name="Ada Owner")
+
+
+@pytest.fixture
+def registered(clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings) -> Account:
+    """A user who owns an application that registered one redirect URI."""
+    from tests.functional.authorize_support import HTTPS_CB
+    from tests.pages import make_account  # tests.pages imports this module
+
+    return make_account(sessions, base_settings, redirect_uris=[HTTPS_CB], app_name="Registered")

@@ -1,4 +1,4 @@
-"""``GET/POST /oauth2/authorize`` over real HTTP: redirect policy, sign-in, consent, CSRF."""
+"""``/oauth2/authorize`` over real HTTP: sign-in, consent, CSRF, the code at the token endpoint."""
 
 from __future__ import annotations
 
@@ -6,245 +6,25 @@ import base64
 import hashlib
 import logging
 import secrets
-from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
 import requests
-from sqlalchemy import func, select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from common.models import Application, AuthorizationCode
-from common.settings import Settings
+from common.models import AuthorizationCode
 from common.tokens import digest
+from tests.functional.authorize_support import (
+    CHALLENGE,
+    HTTPS_CB,
+    assert_error_page,
+    authorize_url,
+    code_count,
+)
 from tests.functional.conftest import LiveServer
-from tests.pages import SECURITY_HEADERS, Account, form, make_account, query, sign_in, text
-
-HTTPS_CB = "https://client.example/callback"
-CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGjSstw-cM"  # RFC 7636 appendix B
-
-
-@pytest.fixture
-def web() -> Iterator[requests.Session]:
-    """A browser-like session (the shared ``http`` fixture cannot see a 302 with requests 2.34)."""
-    with requests.Session() as s:
-        yield s
-
-
-@pytest.fixture
-def account(clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings) -> Account:
-    """A user who owns an application that registered no redirect URI."""
-    return make_account(sessions, base_settings, name="Ada Owner")
-
-
-@pytest.fixture
-def registered(clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings) -> Account:
-    """A user who owns an application that registered one redirect URI."""
-    return make_account(sessions, base_settings, redirect_uris=[HTTPS_CB], app_name="Registered")
-
-
-def authorize_url(base: str, **params: str) -> str:
-    """Return an authorize URL."""
-    return f"{base}/oauth2/authorize?{urlencode(params)}"
-
-
-def assert_error_page(r: requests.Response) -> None:
-    """An HTML error page: 400, no redirect, the security headers."""
-    assert r.status_code == 400, r.text
-    assert "Location" not in r.headers
-    assert r.headers["Content-Type"].startswith("text/html")
-    for name, value in SECURITY_HEADERS.items():
-        assert r.headers[name] == value
-
-
-def code_count(sessions: sessionmaker[Session]) -> int:
-    """Return how many authorization codes exist."""
-    with sessions() as s:
-        return int(s.scalar(select(func.count()).select_from(AuthorizationCode)) or 0)
-
-
-@pytest.mark.parametrize(
-    "redirect_uri",
-    [
-        "javascript:alert(1)",
-        "JavaScript://client.example/%0aalert(1)",
-        "data:text/html,<script>alert(1)</script>",
-        "vbscript:msgbox(1)",
-        "file:///etc/passwd",
-        "https://client.example/callback#fragment",
-        "https://client.example/callback#",
-        "http://client.example/callback",
-        "//client.example/callback",
-        "/callback",
-        "https://client.example@evil.example/callback",
-        " https://client.example/callback",
-        "https:///callback",
-        "",
-    ],
-)
-def test_bad_redirect_uri_is_an_error_page_never_a_redirect(
-    combined_server: LiveServer, web: requests.Session, account: Account, redirect_uri: str
-) -> None:
-    url = authorize_url(
-        combined_server.url,
-        client_id=account.client_id,
-        redirect_uri=redirect_uri,
-        response_type="code",
-        state="s1",
-    )
-    r = web.get(url, allow_redirects=False)
-    assert_error_page(r)
-    assert "redirect" in text(r.text).lower()
-
-
-def test_unknown_missing_or_disabled_client_is_an_error_page(
-    combined_server: LiveServer,
-    web: requests.Session,
-    account: Account,
-    sessions: sessionmaker[Session],
-) -> None:
-    base = combined_server.url
-    for client_id in ("nope", "", "x" * 500):
-        r = web.get(authorize_url(base, client_id=client_id, redirect_uri=HTTPS_CB), timeout=10)
-        assert_error_page(r)
-    with sessions() as s, s.begin():
-        s.execute(update(Application).values(enabled=False))
-    r = web.get(authorize_url(base, client_id=account.client_id, redirect_uri=HTTPS_CB), timeout=10)
-    assert_error_page(r)
-    assert "Unknown application" in r.text
-
-
-def test_registered_redirect_uris_need_an_exact_match(
-    combined_server: LiveServer, web: requests.Session, registered: Account
-) -> None:
-    base = combined_server.url
-    for near_miss in (
-        HTTPS_CB + "/",
-        HTTPS_CB + "?x=1",
-        HTTPS_CB.upper(),
-        "https://other.example/",
-    ):
-        r = web.get(
-            authorize_url(base, client_id=registered.client_id, redirect_uri=near_miss),
-            allow_redirects=False,
-        )
-        assert_error_page(r)
-    r = web.get(
-        authorize_url(
-            base, client_id=registered.client_id, redirect_uri=HTTPS_CB, response_type="code"
-        ),
-        allow_redirects=False,
-    )
-    assert r.status_code == 302 and "/account/sign_in" in r.headers["Location"]
-
-
-@pytest.mark.parametrize(
-    "redirect_uri",
-    [
-        "https://client.example/callback",
-        "https://client.example:8443/cb?app=1",
-        "http://127.0.0.1:8765/cb",
-        "http://[::1]:9000/cb",
-        "http://localhost/cb",
-        "com.example.app:/oauth2redirect",
-        "myapp://cb",
-    ],
-)
-def test_unregistered_app_accepts_https_loopback_and_private_schemes(
-    combined_server: LiveServer, web: requests.Session, account: Account, redirect_uri: str
-) -> None:
-    r = web.get(
-        authorize_url(
-            combined_server.url,
-            client_id=account.client_id,
-            redirect_uri=redirect_uri,
-            response_type="code",
-        ),
-        allow_redirects=False,
-    )
-    # Signed out: the request is valid, so the browser is sent to sign in (on this site).
-    assert r.status_code == 302
-    assert r.headers["Location"].startswith("/account/sign_in?next=")
-
-
-@pytest.mark.parametrize(
-    ("params", "error"),
-    [
-        ({"response_type": "token"}, "unsupported_response_type"),
-        ({}, "invalid_request"),
-        ({"response_type": "code", "scope": "admin"}, "invalid_scope"),
-        ({"response_type": "code", "scope": "offline_access email"}, "invalid_scope"),
-        (
-            {
-                "response_type": "code",
-                "code_challenge": CHALLENGE,
-                "code_challenge_method": "plain",
-            },
-            "invalid_request",
-        ),
-        ({"response_type": "code", "code_challenge": CHALLENGE}, "invalid_request"),
-        ({"response_type": "code", "code_challenge_method": "S256"}, "invalid_request"),
-        (
-            {"response_type": "code", "code_challenge": "short", "code_challenge_method": "S256"},
-            "invalid_request",
-        ),
-    ],
-)
-def test_request_errors_go_back_to_a_registered_redirect_uri(
-    combined_server: LiveServer,
-    web: requests.Session,
-    params: dict[str, str],
-    error: str,
-    sessions: sessionmaker[Session],
-    base_settings: Settings,
-    clean_db: Any,
-) -> None:
-    app = make_account(sessions, base_settings, redirect_uris=[HTTPS_CB + "?keep=1"])
-    url = authorize_url(
-        combined_server.url,
-        client_id=app.client_id,
-        redirect_uri=HTTPS_CB + "?keep=1",
-        state="xyz",
-        **params,
-    )
-    r = web.get(url, allow_redirects=False)
-    assert r.status_code == 302
-    location = r.headers["Location"]
-    assert location.startswith(HTTPS_CB + "?keep=1&")
-    q = query(location)
-    assert q["error"] == error and q["state"] == "xyz" and q["keep"] == "1"
-    assert "code" not in q
-
-
-def test_request_errors_for_an_unregistered_uri_are_not_an_open_redirect(
-    combined_server: LiveServer, web: requests.Session, account: Account
-) -> None:
-    url = authorize_url(
-        combined_server.url,
-        client_id=account.client_id,
-        redirect_uri="https://anywhere.example/phish",
-        response_type="token",
-        state="xyz",
-    )
-    r = web.get(url, allow_redirects=False)
-    # Not trusted enough to redirect automatically: the user is told, with a link back.
-    assert_error_page(r)
-    assert "unsupported_response_type" in r.text and "Return to anywhere.example" in r.text
-    link = r.text.split('href="https://anywhere.example/phish?')[1].split('"')[0]
-    assert "error=unsupported_response_type" in link and "state=xyz" in link
-
-
-def test_repeated_parameters_are_refused(
-    combined_server: LiveServer, web: requests.Session, registered: Account
-) -> None:
-    base = f"{combined_server.url}/oauth2/authorize?client_id={registered.client_id}"
-    r = web.get(f"{base}&client_id={registered.client_id}&redirect_uri={HTTPS_CB}")
-    assert_error_page(r)
-    r = web.get(
-        f"{base}&redirect_uri={HTTPS_CB}&response_type=code&state=a&state=b", allow_redirects=False
-    )
-    assert r.status_code == 302 and query(r.headers["Location"])["error"] == "invalid_request"
+from tests.pages import SECURITY_HEADERS, Account, form, query, sign_in, text
 
 
 def test_sign_in_required_then_consent_names_app_owner_and_host(

@@ -1,0 +1,35 @@
+"""Fixtures and helpers shared by the ``/oauth2/authorize`` tests."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import requests
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from common.models import AuthorizationCode
+from tests.pages import SECURITY_HEADERS
+
+HTTPS_CB = "https://client.example/callback"
+CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGjSstw-cM"  # RFC 7636 appendix B
+
+
+def authorize_url(base: str, **params: str) -> str:
+    """Return an authorize URL."""
+    return f"{base}/oauth2/authorize?{urlencode(params)}"
+
+
+def assert_error_page(r: requests.Response) -> None:
+    """An HTML error page: 400, no redirect, the security headers."""
+    assert r.status_code == 400, r.text
+    assert "Location" not in r.headers
+    assert r.headers["Content-Type"].startswith("text/html")
+    for name, value in SECURITY_HEADERS.items():
+        assert r.headers[name] == value
+
+
+def code_count(sessions: sessionmaker[Session]) -> int:
+    """Return how many authorization codes exist."""
+    with sessions() as s:
+        return int(s.scalar(select(func.count()).select_from(AuthorizationCode)) or 0)
