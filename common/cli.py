@@ -243,8 +243,15 @@ def users_create(email: str, name: str, as_json: bool) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--threads", default=4, show_default=True, type=int)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Processes sharing the port, each pinned to one core (one per core is the rule).",
+)
 @click.option("--no-demo", is_flag=True, help="Do not load the demo data on first start.")
-def serve(service: str, host: str, port: int, threads: int, no_demo: bool) -> None:
+def serve(service: str, host: str, port: int, threads: int, workers: int, no_demo: bool) -> None:
     """Serve both services on one port (all), or one of them."""
     from common.launch import build_wsgi, first_start, print_banner
     from common.serve import run_waitress
@@ -252,10 +259,25 @@ def serve(service: str, host: str, port: int, threads: int, no_demo: bool) -> No
     auth_settings = AuthSettings.from_env()
     resource_settings = ResourceSettings.from_env()
     demo = first_start(auth_settings, load_demo_data=service == "all" and not no_demo)
-    app = build_wsgi(service, auth_settings, resource_settings)
     url = resource_settings.public_url or f"http://{host}:{port}"
-    print_banner(service, url, demo)
-    run_waitress(app, host, port, threads=threads)
+    if workers == 1:
+        app = build_wsgi(service, auth_settings, resource_settings)
+        print_banner(service, url, demo)
+        run_waitress(app, host, port, threads=threads)
+        return
+    from common.redis_store import connect_redis
+    from common.workers import serve_workers
+
+    if not resource_settings.redis_url:
+        connect_redis(resource_settings)  # the parent owns the embedded server; workers reuse it
+    print_banner(f"{service} ({workers} workers)", url, demo)
+    serve_workers(
+        lambda: build_wsgi(service, auth_settings, resource_settings),
+        host,
+        port,
+        workers=workers,
+        threads=threads,
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,11 @@ def first_start(settings: AuthSettings, *, load_demo_data: bool) -> object | Non
         return None
     from common.loaders.demo import demo_credentials, load_demo
 
-    load_demo(make_engine(settings), settings)
+    engine = make_engine(settings)
+    try:
+        load_demo(engine, settings)
+    finally:
+        engine.dispose()  # no pooled connection may outlive start-up into forked workers
     return demo_credentials(settings)
 
 

@@ -1,0 +1,111 @@
+"""`artcat serve resource --workers 2`: pinned processes sharing one port, supervised."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.functional.test_serve_all import free_port
+
+pytestmark = pytest.mark.functional
+
+
+def children_of(pid: int) -> list[int]:
+    """Return the pids of a process's children (from /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def workers_of(pid: int) -> list[int]:
+    """Return the live worker processes (not the embedded Redis) of a serve process."""
+    out = []
+    for child in children_of(pid):
+        try:
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:  # it exited while we looked
+            continue
+        if b"redis-server" not in cmdline and state != "Z":
+            out.append(child)
+    return out
+
+
+def wait_for(predicate: object, deadline: float = 30.0) -> None:
+    """Wait until ``predicate()`` is true, failing after the deadline."""
+    end = time.monotonic() + deadline
+    while not predicate():  # type: ignore[operator]
+        if time.monotonic() > end:
+            pytest.fail("condition not reached before the deadline")
+        time.sleep(0.1)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux CPU affinity")
+def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(INSTANCE_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
+    log = (tmp_path / "out.log").open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "common.cli",
+            "serve",
+            "resource",
+            "--workers",
+            "2",
+            "--port",
+            str(port),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+
+        def ready() -> bool:
+            try:
+                return requests.get(f"{url}/readyz", timeout=1).status_code == 200
+            except requests.ConnectionError:
+                return proc.poll() is not None
+
+        wait_for(ready, 60)
+        assert proc.poll() is None, (tmp_path / "out.log").read_text()
+        wait_for(lambda: len(workers_of(proc.pid)) == 2)
+        workers = workers_of(proc.pid)
+        pinned = [os.sched_getaffinity(w) for w in workers]
+        assert all(len(cores) == 1 for cores in pinned)
+        if len(os.sched_getaffinity(0)) > 1:
+            assert pinned[0] != pinned[1]  # one core each
+        for _ in range(20):
+            assert requests.get(f"{url}/api/status", timeout=5).status_code == 200
+
+        os.kill(workers[0], signal.SIGKILL)  # a dead worker is replaced
+        wait_for(lambda: len(workers_of(proc.pid)) == 2 and workers[0] not in workers_of(proc.pid))
+        wait_for(ready)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
+    assert workers_of(proc.pid) == []
