@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import falcon
+from sqlalchemy.orm import Session
 
 from common.hal import Page, Urls, link
-from resource_server.errors import ParamError
+from common.ids import utcnow
+from resource_server.errors import NotFound, ParamError
 from resource_server.pagination import PageParams, PageResult
-from resource_server.params import single
+from resource_server.params import parse_filters, single
+from resource_server.resources.base import Resource, redirect
+from resource_server.routes import CollectionRoute
 
 
 def require(filters: Mapping[str, Any], name: str) -> Any:
@@ -56,3 +62,76 @@ def render_set(
 ) -> None:
     """Answer a non-paginated set (similar artists or artworks): ``_links.self`` and items."""
     resp.media = {"_links": {"self": link(urls.api(path, filters))}, "_embedded": {plural: items}}
+
+
+class CatalogList(Resource, ABC):
+    """A paginated list of one catalog type; subclasses say how to query and render it."""
+
+    route: CollectionRoute
+    model: str  # the type's name in "<Model> Not Found"
+
+    @abstractmethod
+    def query(
+        self, session: Session, filters: dict[str, Any], page: PageParams, now: datetime
+    ) -> PageResult:
+        """Return one page of rows."""
+
+    @abstractmethod
+    def sample(self, session: Session, filters: dict[str, Any], now: datetime) -> Any:
+        """Return one random row of the filtered set, or None."""
+
+    @abstractmethod
+    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+        """Render one row."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """List the rows matching the filters (or redirect to a sample)."""
+        filters = parse_filters(req.params, self.route.filters)
+        page = self.page_params(req)
+        urls, now = self.urls(req), utcnow()
+        with self.stores.sessions() as session:
+            if page.sample:
+                one = self.sample(session, filters, now)
+                if one is None:
+                    raise NotFound(self.model)
+                redirect(resp, urls.api(f"{self.route.path}/{one.id}"))
+                return
+            result = self.query(session, filters, page, now)
+        render_page(
+            req,
+            resp,
+            urls,
+            path=self.route.path,
+            plural=self.route.rel,
+            filters=filters,
+            page=page,
+            result=result,
+            items=[self.render(row, urls, now) for row in result.rows],
+        )
+
+
+class CatalogItem(Resource, ABC):
+    """One row of a catalog type by id, or by slug/handle redirecting to the id URL."""
+
+    route: CollectionRoute
+    model: str
+
+    @abstractmethod
+    def find(self, session: Session, key: str) -> tuple[Any, bool]:
+        """Return the row (or None) and whether ``key`` was a slug or handle."""
+
+    @abstractmethod
+    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+        """Render the row."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
+        """Show the row."""
+        with self.stores.sessions() as session:
+            found, by_name = self.find(session, id)
+        if found is None:
+            raise NotFound(self.model)
+        urls = self.urls(req)
+        if by_name:
+            redirect(resp, urls.api(f"{self.route.path}/{found.id}"))
+            return
+        resp.media = self.render(found, urls, utcnow())

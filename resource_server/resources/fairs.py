@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import falcon
+from datetime import datetime
+from typing import Any
 
-from common.ids import utcnow
-from resource_server.errors import NotFound
-from resource_server.params import Param, parse_filters
+from sqlalchemy.orm import Session
+
+from common.hal import Urls
+from resource_server.pagination import PageParams, PageResult
+from resource_server.params import Param
 from resource_server.queries import fairs as q
 from resource_server.representations.fairs import fair
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.catalog_pages import render_page
+from resource_server.resources.catalog_pages import CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 from resource_server.schedule import STATUSES
 
@@ -19,47 +21,35 @@ ROUTE = CollectionRoute(
 )
 
 
-class Fairs(Resource):
+class Fairs(CatalogList):
     """The paginated list of fairs; ``status`` is computed from the dates at request time."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List fairs matching the filters."""
-        filters = parse_filters(req.params, ROUTE.filters)
-        page = self.page_params(req)
-        urls, now = self.urls(req), utcnow()
-        with self.stores.sessions() as session:
-            if page.sample:
-                one = q.sample_fair(session, filters, now)
-                if one is None:
-                    raise NotFound("Fair")
-                redirect(resp, urls.api(f"/fairs/{one.id}"))
-                return
-            result = q.list_fairs(session, filters, page, now)
-        web = self.settings.web_url
-        render_page(
-            req,
-            resp,
-            urls,
-            path="/fairs",
-            plural="fairs",
-            filters=filters,
-            page=page,
-            result=result,
-            items=[fair(f, urls, now, web) for f in result.rows],
-        )
+    route, model = ROUTE, "Fair"
+
+    def query(
+        self, session: Session, filters: dict[str, Any], page: PageParams, now: datetime
+    ) -> PageResult:
+        """Return one page."""
+        return q.list_fairs(session, filters, page, now)
+
+    def sample(self, session: Session, filters: dict[str, Any], now: datetime) -> Any:
+        """Return a random element."""
+        return q.sample_fair(session, filters, now)
+
+    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+        """Render one."""
+        return fair(row, urls, now, self.settings.web_url)
 
 
-class FairItem(Resource):
+class FairItem(CatalogItem):
     """One fair, by id (or by slug, redirecting to the id URL)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show a fair."""
-        with self.stores.sessions() as session:
-            found, by_slug = q.find_fair(session, id)
-        if found is None:
-            raise NotFound("Fair")
-        urls = self.urls(req)
-        if by_slug:
-            redirect(resp, urls.api(f"/fairs/{found.id}"))
-            return
-        resp.media = fair(found, urls, utcnow(), self.settings.web_url)
+    route, model = ROUTE, "Fair"
+
+    def find(self, session: Session, key: str) -> tuple[Any, bool]:
+        """Find by id or slug."""
+        return q.find_fair(session, key)
+
+    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+        """Render it."""
+        return fair(row, urls, now, self.settings.web_url)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import falcon
+from datetime import datetime
+from typing import Any
 
-from resource_server.errors import NotFound
-from resource_server.params import Param, parse_filters
+from sqlalchemy.orm import Session
+
+from common.hal import Urls
+from resource_server.pagination import PageParams, PageResult
+from resource_server.params import Param
 from resource_server.queries import genes as q
 from resource_server.representations.genes import gene
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.catalog_pages import render_page
+from resource_server.resources.catalog_pages import CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -20,47 +23,35 @@ ROUTE = CollectionRoute(
 )
 
 
-class Genes(Resource):
+class Genes(CatalogList):
     """The paginated list of genes."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List genes matching the filters."""
-        filters = parse_filters(req.params, ROUTE.filters)
-        page = self.page_params(req)
-        urls = self.urls(req)
-        with self.stores.sessions() as session:
-            if page.sample:
-                one = q.sample_gene(session, filters)
-                if one is None:
-                    raise NotFound("Gene")
-                redirect(resp, urls.api(f"/genes/{one.id}"))
-                return
-            result = q.list_genes(session, filters, page)
-        web = self.settings.web_url
-        render_page(
-            req,
-            resp,
-            urls,
-            path="/genes",
-            plural="genes",
-            filters=filters,
-            page=page,
-            result=result,
-            items=[gene(g, urls, web) for g in result.rows],
-        )
+    route, model = ROUTE, "Gene"
+
+    def query(
+        self, session: Session, filters: dict[str, Any], page: PageParams, now: datetime
+    ) -> PageResult:
+        """Return one page."""
+        return q.list_genes(session, filters, page)
+
+    def sample(self, session: Session, filters: dict[str, Any], now: datetime) -> Any:
+        """Return a random element."""
+        return q.sample_gene(session, filters)
+
+    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+        """Render one."""
+        return gene(row, urls, self.settings.web_url)
 
 
-class GeneItem(Resource):
+class GeneItem(CatalogItem):
     """One gene, by id (or by slug, redirecting to the id URL)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show a gene."""
-        with self.stores.sessions() as session:
-            found, by_slug = q.find_gene(session, id)
-        if found is None:
-            raise NotFound("Gene")
-        urls = self.urls(req)
-        if by_slug:
-            redirect(resp, urls.api(f"/genes/{found.id}"))
-            return
-        resp.media = gene(found, urls, self.settings.web_url)
+    route, model = ROUTE, "Gene"
+
+    def find(self, session: Session, key: str) -> tuple[Any, bool]:
+        """Find by id or slug."""
+        return q.find_gene(session, key)
+
+    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+        """Render it."""
+        return gene(row, urls, self.settings.web_url)

@@ -2,60 +2,50 @@
 
 from __future__ import annotations
 
-import falcon
+from datetime import datetime
+from typing import Any
 
-from resource_server.errors import NotFound
-from resource_server.params import parse_filters
+from sqlalchemy.orm import Session
+
+from common.hal import Urls
+from resource_server.pagination import PageParams, PageResult
 from resource_server.queries import profiles as q
 from resource_server.representations.profiles import profile
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.catalog_pages import render_page
+from resource_server.resources.catalog_pages import CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(rel="profiles", path="/profiles", item_rel="profile")
 
 
-class Profiles(Resource):
+class Profiles(CatalogList):
     """The paginated list of profiles."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List profiles."""
-        filters = parse_filters(req.params, ROUTE.filters)
-        page = self.page_params(req)
-        urls = self.urls(req)
-        with self.stores.sessions() as session:
-            if page.sample:
-                one = q.sample_profile(session, filters)
-                if one is None:
-                    raise NotFound("Profile")
-                redirect(resp, urls.api(f"/profiles/{one.id}"))
-                return
-            result = q.list_profiles(session, filters, page)
-        web = self.settings.web_url
-        render_page(
-            req,
-            resp,
-            urls,
-            path="/profiles",
-            plural="profiles",
-            filters=filters,
-            page=page,
-            result=result,
-            items=[profile(p, urls, web) for p in result.rows],
-        )
+    route, model = ROUTE, "Profile"
+
+    def query(
+        self, session: Session, filters: dict[str, Any], page: PageParams, now: datetime
+    ) -> PageResult:
+        """Return one page."""
+        return q.list_profiles(session, filters, page)
+
+    def sample(self, session: Session, filters: dict[str, Any], now: datetime) -> Any:
+        """Return a random element."""
+        return q.sample_profile(session, filters)
+
+    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+        """Render one."""
+        return profile(row, urls, self.settings.web_url)
 
 
-class ProfileItem(Resource):
+class ProfileItem(CatalogItem):
     """One profile, by id (or by handle, redirecting to the id URL)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show a profile."""
-        with self.stores.sessions() as session:
-            found, by_handle = q.find_profile(session, id)
-        if found is None:
-            raise NotFound("Profile")
-        urls = self.urls(req)
-        if by_handle:
-            redirect(resp, urls.api(f"/profiles/{found.id}"))
-            return
-        resp.media = profile(found, urls, self.settings.web_url)
+    route, model = ROUTE, "Profile"
+
+    def find(self, session: Session, key: str) -> tuple[Any, bool]:
+        """Find by id or handle."""
+        return q.find_profile(session, key)
+
+    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+        """Render it."""
+        return profile(row, urls, self.settings.web_url)
