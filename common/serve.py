@@ -33,6 +33,16 @@ class PathDispatcher:
         return app(environ, start_response)
 
 
+# Limits every waitress server applies before the app sees a request: a larger body is answered
+# 413 by waitress itself (chunked bodies included), so nothing is buffered past it.
+MAX_REQUEST_BODY = 1024 * 1024
+WAITRESS_OPTIONS: dict[str, Any] = {
+    "max_request_body_size": MAX_REQUEST_BODY,
+    "max_request_header_size": 64 * 1024,
+    "ident": "artcat",
+}
+
+
 def quiet_waitress_logs() -> None:
     """Silence waitress's per-request "Task queue depth" warning (it costs about 6%)."""
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
@@ -46,7 +56,7 @@ def run_waitress(app: WSGIApp, host: str, port: int, *, threads: int = 4, **kw: 
     # SIGTERM exits like Ctrl-C, so the embedded Redis and the pools are shut down cleanly.
     signal.signal(signal.SIGTERM, _exit_on_signal)
     with contextlib.suppress(KeyboardInterrupt):
-        waitress.serve(app, host=host, port=port, threads=threads, ident="artcat", **kw)
+        waitress.serve(app, host=host, port=port, threads=threads, **{**WAITRESS_OPTIONS, **kw})
 
 
 def _exit_on_signal(signum: int, _frame: object) -> None:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from common.serve import WSGIApp, quiet_waitress_logs
+from common.serve import WAITRESS_OPTIONS, WSGIApp, quiet_waitress_logs
 
 log = logging.getLogger("artcat.workers")
 RESTART_DELAY = 1.0  # seconds between restarts of a worker that keeps dying
@@ -52,7 +52,7 @@ def _worker(build_app: Callable[[], WSGIApp], sock: socket.socket, core: int, th
     quiet_waitress_logs()
     app = build_app()  # connections are opened here, never shared across a fork
     with contextlib.suppress(SystemExit, KeyboardInterrupt):
-        waitress.serve(app, sockets=[sock], threads=threads, ident="artcat")
+        waitress.serve(app, sockets=[sock], threads=threads, **WAITRESS_OPTIONS)
 
 
 def _exit_on_signal(signum: int, _frame: Any) -> None:

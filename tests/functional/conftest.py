@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from waitress.server import create_server
 
 from auth_server.app import create_app as create_auth
-from common.serve import PathDispatcher, quiet_waitress_logs
+from common.serve import WAITRESS_OPTIONS, PathDispatcher, quiet_waitress_logs
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
@@ -62,7 +62,12 @@ def start_server(app: Any, *, deadline: float = 10.0) -> LiveServer:
     """Start ``app`` on a free loopback port and wait (up to a deadline) until it accepts."""
     quiet_waitress_logs()
     server = create_server(
-        app, host="127.0.0.1", port=0, threads=4, clear_untrusted_proxy_headers=True
+        app,
+        host="127.0.0.1",
+        port=0,
+        threads=4,
+        clear_untrusted_proxy_headers=True,
+        **WAITRESS_OPTIONS,
     )
     port = server.effective_port
     stopping = threading.Event()
