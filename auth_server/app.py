@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask
+from flask import Flask, request
 
 from auth_server import errors, oauth
 from auth_server import web as pages
@@ -11,8 +11,15 @@ from auth_server.context import AuthServices
 from auth_server.views import account, authorize, discovery, health, password, session, tokens
 from auth_server.views import applications as applications_api
 from auth_server.views import oauth as oauth_endpoints
+from common.observability import ROUTE_KEY, Observer
 from common.settings import AuthSettings
 from common.stores import Stores
+
+
+def _label_route() -> None:
+    """Hand the matched URL rule to the observability middleware (through the environ)."""
+    if request.url_rule is not None:
+        request.environ[ROUTE_KEY] = request.url_rule.rule
 
 
 def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
@@ -102,4 +109,13 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         methods=["POST"],
     )
     app.add_url_rule("/account/static/<path:filename>", "account_static", pages.static_file)
+    # Request ids, access log and metrics (and GET /metrics); first of the before_request hooks,
+    # so that a request another hook refuses is still labelled with its route.
+    app.before_request_funcs.setdefault(None, []).insert(0, _label_route)
+    app.wsgi_app = Observer(  # type: ignore[method-assign]
+        app.wsgi_app,
+        service="auth",
+        access_log=settings.access_log,
+        expose_metrics=settings.metrics_enabled,
+    )
     return app

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from authlib.oauth2.rfc6749.errors import InvalidRequestError
 from flask import (
     Flask,
     current_app,
@@ -28,6 +29,8 @@ from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from auth_server.context import services
+from auth_server.errors import ParamError
+from auth_server.inputs import undecodable_part
 from auth_server.mail import Mailer
 from common.models import User
 
@@ -52,7 +55,8 @@ _SESSION_STARTED = "at"
 
 
 def register(app: Flask) -> None:
-    """Switch on CSRF for the HTML pages, the security headers and the mailer."""
+    """Switch on CSRF for the HTML pages, the security headers and the mailer; refuse requests
+    whose query string or form body is not valid UTF-8 (on every route, pages or not)."""
     app.config.update(
         WTF_CSRF_CHECK_DEFAULT=False,  # opt-in below: the API endpoints take no cookies
         # The strict https Referer check cannot work with Referrer-Policy: no-referrer (browsers
@@ -60,6 +64,7 @@ def register(app: Flask) -> None:
         WTF_CSRF_SSL_STRICT=False,
     )
     csrf.init_app(app)
+    app.before_request(_refuse_undecodable)
     app.before_request(_protect_forms)
     app.after_request(_security_headers)
     app.register_error_handler(CSRFError, _csrf_error)
@@ -70,6 +75,20 @@ def register(app: Flask) -> None:
 def is_page_path(path: str) -> bool:
     """Tell whether a path is one of the HTML pages (which carry forms and cookies)."""
     return path == "/account" or path.startswith("/account/") or path == "/oauth2/authorize"
+
+
+def _refuse_undecodable() -> Response | None:
+    """Refuse a query string or form body that is not valid UTF-8, before anything reads it."""
+    part = undecodable_part(request)
+    if part is None:
+        return None
+    what = "address" if part == "query" else "form"
+    if is_page_path(request.path):
+        return error_page(400, "This request could not be read", f"The {what} is not valid UTF-8.")
+    message = f"The {'query string' if part == 'query' else 'request body'} is not valid UTF-8."
+    if request.path.startswith("/oauth2/"):
+        raise InvalidRequestError(description=message)
+    raise ParamError(message, {part: ["is not valid UTF-8"]})
 
 
 def _protect_forms() -> None:
@@ -94,6 +113,15 @@ def _csrf_error(ex: CSRFError) -> Response:
         "The form was too old or was not sent from this site, so nothing was changed. "
         "Go back, reload the page and try again.",
     )
+
+
+def is_read() -> bool:
+    """Tell whether a page request only reads (GET, or HEAD: a GET without its body).
+
+    Everything else is a form submission, which the CSRF check covers; a HEAD must never be
+    taken for one (it is not checked, and it would sign out or create things unasked).
+    """
+    return request.method in ("GET", "HEAD")
 
 
 def allow_form_redirect_to(csp_source: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from common.catalog_version import announce_catalog_change
 from common.db import make_engine, upgrade
 from common.serve import PathDispatcher, WSGIApp
 from common.settings import AuthSettings, ResourceSettings
@@ -19,7 +20,8 @@ def first_start(settings: AuthSettings, *, load_demo_data: bool) -> object | Non
 
     engine = make_engine(settings)
     try:
-        load_demo(engine, settings)
+        if not load_demo(engine, settings).skipped:
+            announce_catalog_change(settings)
     finally:
         engine.dispose()  # no pooled connection may outlive start-up into forked workers
     return demo_credentials(settings)

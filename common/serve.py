@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import signal
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from common.settings import Settings
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -43,21 +43,36 @@ WAITRESS_OPTIONS: dict[str, Any] = {
 }
 
 
+PROXY_HEADERS = frozenset({"x-forwarded-for", "x-forwarded-proto"})
+
+
+def proxy_options(settings: Settings) -> dict[str, Any]:
+    """Return waitress's options for the reverse proxy in front (TRUSTED_PROXY).
+
+    Forwarding headers from anyone else are dropped before the app sees the request, so a
+    client cannot choose the address the sign-in throttle counts against.
+    """
+    options: dict[str, Any] = {"clear_untrusted_proxy_headers": True}
+    if settings.trusted_proxy:
+        options.update(
+            trusted_proxy=settings.trusted_proxy,
+            trusted_proxy_count=settings.trusted_proxy_count,
+            trusted_proxy_headers=set(PROXY_HEADERS),
+        )
+    return options
+
+
 def quiet_waitress_logs() -> None:
     """Silence waitress's per-request "Task queue depth" warning (it costs about 6%)."""
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
 
-def run_waitress(app: WSGIApp, host: str, port: int, *, threads: int = 4, **kw: Any) -> None:
-    """Serve ``app`` with waitress until interrupted."""
-    import waitress
+def run_waitress(
+    app: WSGIApp, host: str, port: int, *, threads: int = 4, grace: float = 10.0, **kw: Any
+) -> None:
+    """Serve ``app`` with waitress until SIGTERM or Ctrl-C, then stop gracefully."""
+    from common.graceful import build_server, serve_until_stopped
 
     quiet_waitress_logs()
-    # SIGTERM exits like Ctrl-C, so the embedded Redis and the pools are shut down cleanly.
-    signal.signal(signal.SIGTERM, _exit_on_signal)
-    with contextlib.suppress(KeyboardInterrupt):
-        waitress.serve(app, host=host, port=port, threads=threads, **{**WAITRESS_OPTIONS, **kw})
-
-
-def _exit_on_signal(signum: int, _frame: object) -> None:
-    raise SystemExit(0)
+    server = build_server(app, host=host, port=port, threads=threads, **{**WAITRESS_OPTIONS, **kw})
+    serve_until_stopped(server, grace=grace)

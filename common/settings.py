@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 S = TypeVar("S", bound="Settings")
 
 DAY = 86_400
+ENVIRONMENTS = ("development", "staging", "production")
+STAGING = "staging"
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,11 @@ class Settings:
     public_url: str = ""
     secret_key: str = ""
     redis_prefix: str = "artcat"
+    # Redis Sentinel (high availability): "host:port,host:port" of the sentinels and the name
+    # of the master they watch. REDIS_URL then only gives the database number and password.
+    redis_sentinels: str = ""
+    redis_sentinel_service: str = "artcat"
+    redis_sentinel_password: str = ""
     vendor: str = "artcat"
     # Base URL of the public website that `permalink` links point to; no permalinks when empty.
     web_url: str = ""
@@ -42,9 +49,29 @@ class Settings:
     argon2_memory_cost: int = 65_536
     argon2_parallelism: int = 1
     sql_echo: bool = False
+    # development | staging | production. Staging never sends email, and `artcat staging
+    # rebuild` (which destroys the configured database) runs only where this is "staging".
+    environment: str = "development"
+    # Observability: log level, JSON access lines, GET /metrics, and how long SIGTERM waits for
+    # the requests in flight (seconds). METRICS_DIR: where workers publish their metrics (a
+    # temporary folder by default).
+    log_level: str = "INFO"
+    access_log: bool = True
+    metrics_enabled: bool = True
+    metrics_dir: str = ""
+    shutdown_grace: int = 10
+    # The reverse proxy in front (an address, or "*" where nothing but the proxy can reach the
+    # service): its X-Forwarded-For and X-Forwarded-Proto are believed, for the last
+    # TRUSTED_PROXY_COUNT hops. Unset, those headers are removed from every request, so the
+    # per-IP sign-in throttle and the logs see the peer's own address.
+    trusted_proxy: str = ""
+    trusted_proxy_count: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_dir", Path(self.instance_dir))
+        object.__setattr__(self, "environment", self.environment.strip().lower())
+        if self.environment not in ENVIRONMENTS:
+            raise ValueError(f"ENVIRONMENT must be one of {', '.join(ENVIRONMENTS)}")
 
     @property
     def sqlalchemy_url(self) -> str:
@@ -52,6 +79,11 @@ class Settings:
         if self.database_url:
             return normalise_database_url(self.database_url)
         return f"sqlite:///{(self.instance_dir / 'artcat.sqlite3').resolve()}"
+
+    @property
+    def embedded_redis(self) -> bool:
+        """Tell whether the embedded Redis is used (no REDIS_URL and no sentinels)."""
+        return not (self.redis_url or self.redis_sentinels)
 
     @property
     def embedded_redis_path(self) -> Path:
@@ -118,6 +150,8 @@ class ResourceSettings(Settings):
     page_size_max: int = 100
     rate_limit: str = "5/second"
     rate_limit_burst: int = 10
+    # Rendered artwork documents kept in memory per process (a few KB each; 0 turns it off).
+    document_cache_size: int = 10_000
 
 
 def normalise_database_url(url: str) -> str:

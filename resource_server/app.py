@@ -8,10 +8,11 @@ import falcon
 import orjson
 from falcon import media
 
+from common.observability import ROUTE_KEY, Observer
 from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server import errors
-from resource_server.auth import TokenMiddleware
+from resource_server.gate import GateMiddleware, RequestGate
 from resource_server.negotiation import (
     HAL,
     NegotiationMiddleware,
@@ -22,7 +23,6 @@ from resource_server.negotiation import (
 from resource_server.ratelimit import (
     RateLimited,
     RateLimiter,
-    RateLimitMiddleware,
     handle_rate_limited,
 )
 from resource_server.resources import (
@@ -54,6 +54,33 @@ def _dumps(obj: Any) -> str:
     return orjson.dumps(obj).decode()
 
 
+class RouteLabel:
+    """Hand the matched route template to the observability middleware (through the environ)."""
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
+    ) -> None:
+        """Label the request with its route template (None when no route matched)."""
+        req.env[ROUTE_KEY] = req.uri_template
+
+
+class ObservedApp(falcon.App):
+    """The catalog app, served through the request id / access log / metrics middleware."""
+
+    def __init__(self, settings: ResourceSettings, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._observed = Observer(
+            super().__call__,
+            service="resource",
+            access_log=settings.access_log,
+            expose_metrics=settings.metrics_enabled,
+        )
+
+    def __call__(self, env: dict[str, Any], start_response: Any) -> Any:
+        """Serve one request."""
+        return self._observed(env, start_response)
+
+
 # Every route the root links to (and the OpenAPI document describes), in the root's order.
 ROOT_ROUTES: list[CollectionRoute | PlainRoute] = [
     artists.ROUTE,
@@ -83,18 +110,22 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
     stores = stores or Stores.connect(settings)
     limiter = RateLimiter(
         stores.redis,
-        stores.sessions,
+        stores.reads,
         rate=settings.rate_limit,
         burst=settings.rate_limit_burst,
         prefix=settings.redis_prefix,
     )
     middleware: list[Any] = [
-        falcon.CORSMiddleware(allow_origins="*", expose_headers=["Location", "Retry-After"]),
+        RouteLabel(),
+        falcon.CORSMiddleware(
+            allow_origins="*", expose_headers=["Location", "Retry-After", "X-Request-Id"]
+        ),
         NegotiationMiddleware(settings.vendor),
-        TokenMiddleware(stores.tokens),
-        RateLimitMiddleware(limiter),
+        GateMiddleware(
+            RequestGate(stores.redis, stores.tokens, limiter, prefix=settings.redis_prefix)
+        ),
     ]
-    app = falcon.App(media_type="application/json", middleware=middleware)
+    app = ObservedApp(settings, media_type="application/json", middleware=middleware)
     json_handler = media.JSONHandler(dumps=_dumps, loads=orjson.loads)
     app.req_options.media_handlers.update({falcon.MEDIA_JSON: json_handler})
     for media_type in (falcon.MEDIA_JSON, HAL, *vendor_types(settings.vendor)):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,14 +13,9 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.functional.process_support import free_port, terminate
+
 pytestmark = pytest.mark.functional
-
-
-def free_port() -> int:
-    """Return a loopback port that is free right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +50,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
             time.sleep(0.2)
         yield url, log.read_text()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        terminate(proc, timeout=20)
 
 
 def test_printed_credentials_reach_every_artist(served: tuple[str, str]) -> None:

@@ -6,15 +6,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.functional.test_serve_all import free_port
+from tests.functional.process_support import free_port, poll, terminate
 
 pytestmark = pytest.mark.functional
+DEADLINE = 30.0  # a hang guard
 
 
 def children_of(pid: int) -> list[int]:
@@ -45,38 +45,29 @@ def workers_of(pid: int) -> list[int]:
     return out
 
 
-def wait_for(predicate: object, deadline: float = 30.0) -> None:
-    """Wait until ``predicate()`` is true, failing after the deadline."""
-    end = time.monotonic() + deadline
-    while not predicate():  # type: ignore[operator]
-        if time.monotonic() > end:
-            pytest.fail("condition not reached before the deadline")
-        time.sleep(0.1)
-
-
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux CPU affinity")
 def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(INSTANCE_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
-    log = (tmp_path / "out.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "common.cli",
-            "serve",
-            "resource",
-            "--workers",
-            "2",
-            "--port",
-            str(port),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-        cwd=Path(__file__).resolve().parents[2],
-    )
+    with (tmp_path / "out.log").open("w") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "common.cli",
+                "serve",
+                "resource",
+                "--workers",
+                "2",
+                "--port",
+                str(port),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=Path(__file__).resolve().parents[2],
+        )
     url = f"http://127.0.0.1:{port}"
     try:
 
@@ -86,9 +77,9 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
             except requests.ConnectionError:
                 return proc.poll() is not None
 
-        wait_for(ready, 60)
+        poll(ready, 60, "the server answers (or exits)", interval=0.1)
         assert proc.poll() is None, (tmp_path / "out.log").read_text()
-        wait_for(lambda: len(workers_of(proc.pid)) == 2)
+        poll(lambda: len(workers_of(proc.pid)) == 2, DEADLINE, "two workers", interval=0.1)
         workers = workers_of(proc.pid)
         pinned = [os.sched_getaffinity(w) for w in workers]
         assert all(len(cores) == 1 for cores in pinned)
@@ -98,14 +89,13 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
             assert requests.get(f"{url}/api/status", timeout=5).status_code == 200
 
         os.kill(workers[0], signal.SIGKILL)  # a dead worker is replaced
-        wait_for(lambda: len(workers_of(proc.pid)) == 2 and workers[0] not in workers_of(proc.pid))
-        wait_for(ready)
+
+        def replaced() -> bool:
+            return len(workers_of(proc.pid)) == 2 and workers[0] not in workers_of(proc.pid)
+
+        poll(replaced, DEADLINE, "the killed worker replaced", interval=0.1)
+        poll(ready, DEADLINE, "the server answers again", interval=0.1)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        terminate(proc, timeout=20)
     assert proc.returncode == 0
     assert workers_of(proc.pid) == []

@@ -1,5 +1,9 @@
+import threading
 from typing import Any
 
+from waitress import wasyncore
+
+from common.graceful import build_server, serve_until_stopped, socket_map
 from common.serve import PathDispatcher, is_auth_path
 
 
@@ -24,3 +28,16 @@ def test_dispatcher_sends_requests_by_path() -> None:
     d = PathDispatcher(app("auth"), app("resource"))
     assert d({"PATH_INFO": "/oauth2/access_token"}, None) == [b"auth"]
     assert d({"PATH_INFO": "/api/artworks"}, None) == [b"resource"]
+
+
+def test_the_serve_loop_ends_when_its_sockets_are_gone() -> None:
+    """A loop whose socket map was emptied (its sockets closed elsewhere) returns instead of
+    spinning on an empty poll."""
+    server = build_server(lambda environ, start_response: [b""], host="127.0.0.1", port=0)
+    wasyncore.close_all(socket_map(server))
+    done = threading.Event()
+    thread = threading.Thread(
+        target=lambda: (serve_until_stopped(server, grace=0.1), done.set()), daemon=True
+    )
+    thread.start()
+    assert done.wait(5), "the loop kept polling an empty map"

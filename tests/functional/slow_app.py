@@ -1,0 +1,73 @@
+"""A small WSGI app served by the project's runners, for the graceful shutdown tests.
+
+    python -m tests.functional.slow_app PORT WORKDIR [--workers N] [--grace SECONDS]
+
+``/slow?NAME`` creates ``WORKDIR/NAME.started``, then waits (at most a minute) for the test to
+create ``WORKDIR/NAME.release`` before it answers 200 with a 200 KB body ending in ``end``: a
+request kept in flight for as long as the test wants, without any sleep to time. ``/pid``
+answers the pid of the process that served it. Both go through the observability middleware,
+so ``/metrics`` and the access lines are those of the real services.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from common.observability import ROUTE_KEY, Observer, configure_logging
+from common.serve import WSGIApp, run_waitress
+from common.workers import serve_workers
+
+BODY = b"x" * 200_000 + b"end"
+
+
+def build_app(workdir: Path) -> WSGIApp:
+    """Return the app, wrapped in the observability middleware."""
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        path = environ.get("PATH_INFO", "")
+        environ[ROUTE_KEY] = path
+        body = str(os.getpid()).encode()
+        if path == "/slow":
+            name = environ.get("QUERY_STRING") or "slow"
+            (workdir / f"{name}.started").touch()
+            release = workdir / f"{name}.release"
+            end = time.monotonic() + 60
+            while not release.exists() and time.monotonic() < end:
+                time.sleep(0.01)
+            body = BODY
+        start_response(
+            "200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))]
+        )
+        return [body]
+
+    return Observer(app, service="slow")
+
+
+def main() -> None:
+    """Serve until SIGTERM."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("workdir", type=Path)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--grace", type=float, default=30.0)
+    args = parser.parse_args()
+    configure_logging("INFO")
+    if args.workers == 1:
+        run_waitress(build_app(args.workdir), "127.0.0.1", args.port, grace=args.grace)
+    else:
+        serve_workers(
+            lambda: build_app(args.workdir),
+            "127.0.0.1",
+            args.port,
+            workers=args.workers,
+            threads=4,
+            grace=args.grace,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""SIGTERM stops a server gracefully: no new connection, the requests in flight are answered.
+
+The servers are real processes (``tests/functional/slow_app.py`` on the project's runners, one
+process or ``--workers 2``). A request is kept in flight until the test releases it, so nothing
+here depends on how fast the machine is; the deadlines only keep a broken server from hanging
+the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.functional import log_secrets
+from tests.functional.process_support import free_port, poll
+from tests.functional.slow_app import BODY
+
+pytestmark = pytest.mark.functional
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE = 30.0  # a hang guard
+
+
+def refused(port: int) -> bool:
+    """Tell whether a new connection to the port is refused."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+
+
+@dataclass
+class Served:
+    """A slow_app process."""
+
+    proc: subprocess.Popen[bytes]
+    port: int
+    workdir: Path
+    log: Path
+    responses: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def start_slow(self, name: str) -> threading.Thread:
+        """Send ``/slow?name`` from a thread and wait until the app is running it."""
+
+        def send() -> None:
+            try:
+                self.responses[name] = requests.get(f"{self.url}/slow?{name}", timeout=90)
+            except requests.RequestException as ex:
+                self.responses[name] = ex
+
+        thread = threading.Thread(target=send, daemon=True)
+        thread.start()
+        poll((self.workdir / f"{name}.started").exists, DEADLINE, f"{name} started")
+        return thread
+
+    def release(self, name: str) -> None:
+        (self.workdir / f"{name}.release").touch()
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Any]:
+    """Start slow_app processes; kill whatever is left at the end."""
+    started: list[Served] = []
+
+    def start(*args: str) -> Served:
+        port = free_port()
+        workdir = tmp_path / f"srv{len(started)}"
+        workdir.mkdir()
+        log = workdir / "out.log"
+        log_secrets.LOG_FILES.append(log)
+        with log.open("w") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.functional.slow_app", str(port), str(workdir), *args],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        served = Served(proc, port, workdir, log)
+        started.append(served)
+
+        def ready() -> bool:
+            if proc.poll() is not None:
+                pytest.fail(f"the server exited:\n{served.output()}")
+            try:
+                return requests.get(f"{served.url}/pid", timeout=2).status_code == 200
+            except requests.RequestException:  # not listening yet, or still starting
+                return False
+
+        poll(ready, 60, "the server answers")
+        return served
+
+    yield start
+    for served in started:
+        for name in ("a", "b", "c"):
+            served.release(name)
+        if served.proc.poll() is None:
+            served.proc.kill()
+        served.proc.wait(timeout=30)
+
+
+def access_lines(served: Served) -> list[dict[str, Any]]:
+    """Return the JSON access lines the server wrote."""
+    out = []
+    for line in served.output().splitlines():
+        if line.startswith("{") and '"request_id"' in line:
+            out.append(json.loads(line))
+    return out
+
+
+def assert_drains(served: Served, names: tuple[str, ...]) -> None:
+    """SIGTERM with ``names`` in flight: refused at once, answered in full, exit 0."""
+    threads = [served.start_slow(name) for name in names]
+    served.proc.send_signal(signal.SIGTERM)
+    poll(lambda: refused(served.port), DEADLINE, "new connections are refused")
+    assert served.proc.poll() is None, "the server must wait for its requests in flight"
+    for name in names:
+        served.release(name)
+    for thread in threads:
+        thread.join(timeout=90)
+    for name in names:
+        r = served.responses[name]
+        assert isinstance(r, requests.Response), r
+        assert r.status_code == 200 and r.content == BODY, name
+        assert r.headers["Connection"] == "close"
+    assert served.proc.wait(timeout=60) == 0, served.output()
+    slow = [line for line in access_lines(served) if line["path"] == "/slow"]
+    assert sorted(line["query"] for line in slow) == sorted(names)
+    assert all(line["status"] == 200 and line["bytes"] == len(BODY) for line in slow)
+
+
+def test_sigterm_finishes_the_requests_in_flight(serve: Any) -> None:
+    served = serve()
+    with requests.Session() as idle:  # an idle keep-alive connection does not delay the stop
+        assert idle.get(f"{served.url}/pid", timeout=10).status_code == 200
+        assert_drains(served, ("a", "b"))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="--workers forks its worker processes")
+def test_sigterm_finishes_the_requests_in_flight_with_workers(serve: Any) -> None:
+    assert_drains(serve("--workers", "2"), ("a",))
+
+
+def test_the_grace_period_bounds_the_wait(serve: Any) -> None:
+    served = serve("--grace", "1")
+    thread = served.start_slow("c")  # never released
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=60) == 0, served.output()
+    thread.join(timeout=30)
+    assert not isinstance(served.responses.get("c"), requests.Response)
+    assert "stopping with 1 request(s) unfinished" in served.output()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="--workers forks its worker processes")
+def test_metrics_add_up_every_worker(serve: Any) -> None:
+    served = serve("--workers", "2")
+    pids: set[str] = set()
+    sent = 0
+    while len(pids) < 2 and sent < 400:  # new connections, accepted by either worker
+        pids.add(
+            requests.get(f"{served.url}/pid", headers={"Connection": "close"}, timeout=10).text
+        )
+        sent += 1
+    assert len(pids) == 2, "one worker served every request"
+
+    def counted() -> float:
+        text = requests.get(f"{served.url}/metrics", timeout=10).text
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                if s.name == "artcat_http_requests_total" and s.labels["route"] == "/pid":
+                    return s.value
+        return 0
+
+    # The ready check of the fixture asked /pid at least once more; workers publish each second.
+    poll(lambda: counted() >= sent + 1, DEADLINE, "the metrics of both workers")
+    assert counted() == sent + 1  # each request counted once, by the worker that served it
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=60) == 0, served.output()
