@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+import orjson
+from sqlalchemy import Engine, ExceptionContext, create_engine, event
+from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
 
 from common.settings import Settings
 
@@ -32,14 +35,99 @@ def make_engine(settings: Settings, **kwargs: Any) -> Engine:
             url,
             echo=settings.sql_echo,
             connect_args={"check_same_thread": False, "timeout": 10},
+            json_deserializer=orjson.loads,  # 3x the json module's speed (list pages)
             **kwargs,
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    kwargs.setdefault("pool_pre_ping", True)
-    kwargs.setdefault("pool_size", 10)
-    kwargs.setdefault("max_overflow", 10)
-    return create_engine(url, echo=settings.sql_echo, **kwargs)
+    _fast_json_columns()
+    return ping_when_idle(create_engine(url, echo=settings.sql_echo, **{**POOL, **kwargs}))
+
+
+# PostgreSQL pools (each engine's; the read engine has one of its own): connections kept, extra
+# ones allowed under a burst, and the age after which one is replaced.
+POOL: dict[str, Any] = {"pool_size": 10, "max_overflow": 10, "pool_recycle": 1800}
+
+
+# A connection back in the pool for longer than this is pinged before it is handed out.
+IDLE_PING_AFTER = 1.0
+
+# When a connection of this process last turned out dead (any engine: they share a server).
+_last_disconnect = [0.0]
+
+
+def ping_when_idle(engine: Engine) -> Engine:
+    """Ping a pooled connection before use when it sat idle for ``IDLE_PING_AFTER`` s, or when
+    it was checked in before a connection of this process was found dead.
+
+    ``pool_pre_ping`` pings on every checkout: a round trip that costs a fifth of a catalog
+    read. Under load, connections come back to the pool within milliseconds and are not
+    pinged. One that waited (an idle pool after PostgreSQL restarted, say) is, and so is every
+    pooled connection, of every engine of the process, once one was found dead: a dead one is
+    replaced before any request uses it, and a failed ping discards the rest of its pool. A
+    connection that dies while in use fails its statement (that request answers 503), and
+    SQLAlchemy then discards every connection of the pool older than the failure.
+    """
+    dialect = engine.dialect
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi: Any, record: ConnectionPoolEntry) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checked_out(dbapi: Any, record: ConnectionPoolEntry, _proxy: Any) -> None:
+        since = record.info.pop("idle_since", None)
+        if since is None:  # a new connection
+            return
+        if time.monotonic() - since < IDLE_PING_AFTER and since > _last_disconnect[0]:
+            return
+        try:
+            dialect.do_ping(dbapi)
+        except Exception as exc:  # any failure: the pool drops it and connects anew
+            _last_disconnect[0] = time.monotonic()
+            raise InvalidatePoolError("stale pooled connection") from exc
+
+    @event.listens_for(engine, "handle_error")
+    def _failed(context: ExceptionContext) -> None:
+        if context.is_disconnect:
+            _last_disconnect[0] = time.monotonic()
+
+    return engine
+
+
+def describe_failure(ex: BaseException) -> str:
+    """Name a store failure for a log line: its class and, for a database error, the driver's
+    class and SQLSTATE. Never the message, which may quote the statement's parameters."""
+    orig = getattr(ex, "orig", None)
+    if orig is None:
+        return type(ex).__name__
+    code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    detail = type(orig).__name__ + (f" {code}" if code else "")
+    return f"{type(ex).__name__} ({detail})"
+
+
+def _fast_json_columns() -> None:
+    """Parse json/jsonb values with orjson (psycopg's default, the json module, is 3x slower:
+    a list page reads two JSON columns of each artwork)."""
+    from psycopg.types.json import set_json_loads
+
+    set_json_loads(orjson.loads)
+
+
+def read_engine(engine: Engine) -> Engine:
+    """Return an engine for reads only: on PostgreSQL, its own pool of autocommit connections.
+
+    Each statement then runs on its own (no BEGIN and ROLLBACK round trips). A separate pool is
+    cheaper than switching a shared connection's isolation level on every checkout. On SQLite,
+    whose reads never open a transaction, it is the engine itself.
+    """
+    if engine.dialect.name != "postgresql":
+        return engine
+    size = engine.pool.size() if isinstance(engine.pool, QueuePool) else POOL["pool_size"]
+    options = {**POOL, "pool_size": size}
+    return ping_when_idle(
+        create_engine(engine.url, echo=engine.echo, isolation_level="AUTOCOMMIT", **options)
+    )
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

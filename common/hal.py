@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -29,17 +31,28 @@ class Urls:
         return f"{self.base}{path}"
 
 
+# What ``quote`` leaves as it is: a query made only of these needs no escaping.
+_unescaped = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
+
+
 def encode_query(query: Mapping[str, Any]) -> str:
     """Encode a query string with keys in alphabetical order, dropping None values."""
     items = []
+    plain = True
     for key in sorted(query):
         value = query[key]
         if value is None:
             continue
         if isinstance(value, bool):
             value = "true" if value else "false"
-        items.append((key, str(value)))
-    return "?" + urlencode(items, quote_via=quote) if items else ""
+        text = str(value)
+        plain = plain and _unescaped(key) is not None and _unescaped(text) is not None
+        items.append((key, text))
+    if not items:
+        return ""
+    if plain:  # ids, numbers, slugs: every link of a page; urlencode would change nothing
+        return "?" + "&".join(f"{k}={v}" for k, v in items)
+    return "?" + urlencode(items, quote_via=quote)
 
 
 def link(href: str) -> Link:
@@ -49,8 +62,13 @@ def link(href: str) -> Link:
 
 def templated(href: str) -> Link:
     """Return a templated link object (RFC 6570), checking that the template parses."""
-    URITemplate(href)
+    _check_template(href)
     return {"href": href, "templated": True}
+
+
+@lru_cache(maxsize=4096)
+def _check_template(href: str) -> None:
+    URITemplate(href)  # raises on a malformed template; most hrefs repeat on every request
 
 
 def query_template(href: str, params: Sequence[str], *, continuation: bool = False) -> str:

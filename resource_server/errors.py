@@ -9,9 +9,11 @@ import falcon
 from redis.exceptions import RedisError
 from sqlalchemy.exc import OperationalError
 
+from common.db import describe_failure
+
 log = logging.getLogger("artcat.resource")
 
-INVALID_TOKEN = "The access token is invalid or has expired."  # noqa: S105 - a message
+INVALID_TOKEN = "The access token is invalid or has expired."  # noqa: S105  # nosec B105 # a message
 
 
 class APIError(Exception):
@@ -54,6 +56,12 @@ class ParamError(APIError):
         return cls(f"{name.replace('_', ' ').capitalize()} {reason}.", {name: [reason]})
 
 
+class TooLarge(APIError):
+    """A request body over the limit (413): waitress answers it first; other servers get this."""
+
+    status = falcon.HTTP_413
+
+
 class NotFound(APIError):
     """An unknown resource (404 ``<Model> Not Found``)."""
 
@@ -86,7 +94,7 @@ def handle_http_error(
 
 def handle_unavailable(req: falcon.Request, resp: falcon.Response, ex: Exception, _p: Any) -> None:
     """Answer 503 when a store is unreachable: never serve a request without its token check."""
-    log.warning("store unavailable: %s", type(ex).__name__)
+    log.warning("store unavailable: %s", describe_failure(ex))
     resp.status = falcon.HTTP_503
     resp.set_header("Retry-After", "1")
     resp.media = {"type": "other_error", "message": "Service temporarily unavailable."}

@@ -8,7 +8,9 @@ from typing import Any
 import falcon
 
 from common.ids import is_id
+from common.urlencoding import is_utf8_urlencoded
 from resource_server.errors import APIError, ParamError
+from resource_server.negotiation import NOT_UTF8
 from resource_server.params import FALSE, TRUE, single
 
 BLANK = "can't be blank"
@@ -36,19 +38,33 @@ def request_fields(req: falcon.Request) -> dict[str, Any]:
     fields: dict[str, Any] = dict(query_fields(req))
     if not (req.content_length or req.content_type):
         return fields
+    is_form = (req.content_type or "").lower().startswith("application/x-www-form-urlencoded")
     try:
-        body = req.get_media(default_when_empty=None)
+        body = form_fields(req) if is_form else req.get_media(default_when_empty=None)
     except (falcon.MediaMalformedError, falcon.MediaNotFoundError):
         raise ParamError("The request body is malformed.", {"body": ["is malformed"]}) from None
     if body is None:
         return fields
     if not isinstance(body, Mapping):
         raise ParamError("The request body must be an object.", {"body": ["must be an object"]})
-    is_form = (req.content_type or "").lower().startswith("application/x-www-form-urlencoded")
     for name, value in body.items():
         # A repeated form field arrives as a list: the last value counts, as in the query.
         fields[str(name)] = value[-1] if is_form and isinstance(value, list) and value else value
     return fields
+
+
+def form_fields(req: falcon.Request) -> dict[str, Any] | None:
+    """Parse a form body, refusing one that is not ASCII or whose escapes are not UTF-8."""
+    raw = req.bounded_stream.read()
+    if not raw:
+        return None
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise ParamError("The request body is malformed.", {"body": ["is malformed"]}) from None
+    if not is_utf8_urlencoded(raw):
+        raise ParamError("The request body is not valid UTF-8.", {"body": [NOT_UTF8]})
+    return falcon.uri.parse_query_string(text, keep_blank=True, csv=False)
 
 
 class FieldErrors:

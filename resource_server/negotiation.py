@@ -6,9 +6,12 @@ from typing import Any
 
 import falcon
 
-from resource_server.errors import ParamError
+from common.serve import MAX_REQUEST_BODY
+from common.urlencoding import is_utf8_urlencoded
+from resource_server.errors import ParamError, TooLarge
 
 BODY_TYPES = ("application/x-www-form-urlencoded", "application/json")
+NOT_UTF8 = "is not valid UTF-8"
 HAL = "application/hal+json"
 
 
@@ -27,7 +30,14 @@ class NegotiationMiddleware:
         self.vendor_types = vendor_types(vendor)
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """Refuse NUL bytes anywhere in the URL, and bodies neither form-urlencoded nor JSON."""
+        """Refuse bodies over 1 MiB, NUL bytes anywhere in the URL, and bodies neither
+        form-urlencoded nor JSON."""
+        # Waitress refuses a larger body before the app runs; under any other WSGI server the
+        # limit is here. (Without a Content-Length, Falcon reads no body at all.)
+        if (req.content_length or 0) > MAX_REQUEST_BODY:
+            raise TooLarge(f"The request body is larger than {MAX_REQUEST_BODY} bytes.")
+        if not is_utf8_urlencoded(req.query_string.encode("latin-1")):
+            raise ParamError("The query string is not valid UTF-8.", {"query": [NOT_UTF8]})
         # No text column on any backend can hold NUL (PostgreSQL refuses it outright), so a
         # NUL in the path or a parameter is malformed input, answered before any lookup.
         if "\x00" in req.path:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -15,6 +18,8 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from resource_server.errors import ParamError
 from resource_server.params import parse_bool, parse_int, single
+
+MAX_OFFSET = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,7 @@ def parse_page_params(params: Mapping[str, Any], *, default_size: int, max_size:
             {"cursor": ["can't be used with offset"], "offset": ["can't be used with cursor"]},
         )
     cursor = decode_cursor(raw_cursor) if raw_cursor else None
-    offset = parse_int("offset", raw_offset, minimum=0, maximum=10_000_000) if raw_offset else 0
+    offset = parse_int("offset", raw_offset, minimum=0, maximum=MAX_OFFSET) if raw_offset else 0
     raw_total = single(params, "total_count")
     raw_sample = single(params, "sample")
     return PageParams(
@@ -109,9 +114,7 @@ def paginate(
     order = [k.desc() if descending else k.asc() for k in keys]
     page_stmt = stmt.order_by(*order)
     if params.cursor is not None:
-        if len(params.cursor) != len(keys):
-            raise ParamError.invalid("cursor")
-        page_stmt = page_stmt.where(_after(keys, params.cursor, descending))
+        page_stmt = page_stmt.where(_after(keys, cursor_values(keys, params.cursor), descending))
     if params.offset:
         page_stmt = page_stmt.offset(params.offset)
     rows = list(session.scalars(page_stmt.limit(params.size + 1)))
@@ -133,6 +136,37 @@ def sample_one(session: Session, stmt: Select[Any], id_col: InstrumentedAttribut
     if row is None:
         row = session.scalars(stmt.where(id_col < pivot).order_by(id_col.desc()).limit(1)).first()
     return row
+
+
+def cursor_values(keys: Sequence[InstrumentedAttribute[Any]], values: Sequence[Any]) -> list[Any]:
+    """Return a cursor's values as the sort keys' types, raising a ParamError for a forged one.
+
+    A decoded cursor is any JSON list: a number where a key is text, a null, or an integer past
+    64 bits would make the database refuse the comparison (a 500) instead of this 400.
+    """
+    if len(values) != len(keys):
+        raise ParamError.invalid("cursor")
+    return [_cursor_value(key, value) for key, value in zip(keys, values, strict=True)]
+
+
+def _cursor_value(key: InstrumentedAttribute[Any], value: Any) -> Any:
+    column_type = getattr(key.type, "impl_instance", key.type)  # a TypeDecorator's own type
+    try:
+        expected = column_type.python_type
+    except NotImplementedError:
+        expected = object
+    if expected is str and isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        raise ParamError.invalid("cursor")
+    if expected is int and isinstance(value, int) and -(2**63) <= value < 2**63:
+        return value
+    if expected is float and isinstance(value, int | float) and math.isfinite(value):
+        return value
+    if expected is datetime and isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return datetime.fromisoformat(value)
+    raise ParamError.invalid("cursor")
 
 
 def _after(

@@ -15,12 +15,16 @@ FALSE = {"false", "0", "no"}
 
 @dataclass(frozen=True)
 class Param:
-    """A query parameter a route accepts: ``kind`` is id, bool, int, str or enum."""
+    """A query parameter a route accepts: ``kind`` is id, bool, int, str or enum.
+
+    ``required`` documents a parameter the route answers 400 without (its responder checks it).
+    """
 
     name: str
     kind: str = "id"
     choices: tuple[str, ...] = ()
     default: Any = None
+    required: bool = False
 
     def parse(self, raw: str) -> Any:
         """Parse and validate a raw value, raising a ParamError naming the parameter."""

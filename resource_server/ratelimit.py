@@ -15,10 +15,12 @@ from redis import Redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from common.metrics import counter
 from common.models import Application
 from resource_server.errors import APIError
 
 OVERRIDE_TTL = 60.0  # seconds an application's override is cached in this process
+REJECTIONS = counter("artcat_rate_limit_rejections", "Requests refused 429 by the rate limit.")
 
 
 class RateLimited(APIError):
@@ -50,6 +52,7 @@ class RateLimiter:
         storage = RedisStorage(
             "redis://", connection_pool=redis.connection_pool, key_prefix=f"{prefix}:rl"
         )
+        self.storage = storage
         self.limiter = SlidingWindowCounterRateLimiter(storage)
         self.default = burst_limit(rate, burst)
         self.default_text = rate
@@ -81,27 +84,49 @@ class RateLimiter:
 
     def check(self, application_id: str) -> None:
         """Count one request; raise RateLimited when the application is over its limit."""
-        item, text = self.limit_for(application_id)
-        if self.limiter.hit(item, application_id):
+        self.settle(application_id, self.hit(application_id))
+
+    def hit(self, application_id: str) -> bool:
+        """Count one request; tell whether it is within the application's limit."""
+        item, _ = self.limit_for(application_id)
+        return self.limiter.hit(item, application_id)
+
+    # -- one round trip: the hit travels in the request gate's pipeline ---------------------
+
+    def hit_command(self, application_id: str) -> tuple[Any, ...]:
+        """Return the Redis command that counts one hit on the application's limit.
+
+        The same script, keys and arguments as ``limits``' own sliding-window hit (a unit test
+        holds the two together), so both count in the same windows. The gate sends it as a
+        plain EVALSHA with the token's GET: a Script object called on a pipeline would first
+        ask Redis whether the script exists, a round trip of its own on every request. When
+        Redis answers that it does not (a restarted or flushed Redis), the gate loads it
+        (:meth:`load_script`) and asks again.
+        """
+        item, _ = self.limit_for(application_id)
+        key = item.key_for(application_id)
+        storage = self.storage
+        keys = (
+            storage.prefixed_key(storage._previous_window_key(key)),
+            storage.prefixed_key(storage._current_window_key(key)),
+        )
+        sha = storage.lua_acquire_sliding_window.sha
+        return ("EVALSHA", sha, len(keys), *keys, item.amount, item.get_expiry(), 1)
+
+    def load_script(self) -> None:
+        """Load the sliding-window script into Redis (after Redis forgot it)."""
+        script = self.storage.lua_acquire_sliding_window
+        script.registered_client.script_load(script.script)
+
+    def settle(self, application_id: str, acquired: bool) -> None:
+        """Raise RateLimited when a queued hit was refused."""
+        if acquired:
             return
+        REJECTIONS.inc()
+        item, text = self.limit_for(application_id)
         stats = self.limiter.get_window_stats(item, application_id)
         retry = max(1, math.ceil(stats.reset_time - time.time()))
         raise RateLimited(retry, text)
-
-
-class RateLimitMiddleware:
-    """Apply the limit after the token check, to requests that carry a valid token."""
-
-    def __init__(self, limiter: RateLimiter) -> None:
-        self.limiter = limiter
-
-    def process_resource(
-        self, req: falcon.Request, resp: falcon.Response, resource: Any, params: dict[str, Any]
-    ) -> None:
-        """Count the request against its application."""
-        record = getattr(req.context, "token", None)
-        if record is not None:
-            self.limiter.check(record.application_id)
 
 
 def handle_rate_limited(

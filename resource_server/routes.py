@@ -10,7 +10,11 @@ from resource_server.params import Param
 
 @dataclass(frozen=True)
 class CollectionRoute:
-    """A collection route and its item route, with the filters the collection accepts."""
+    """A collection route and its item route, with the filters the collection accepts.
+
+    ``auth`` and ``item_auth`` say which token each route needs (``app``: any token, ``user``:
+    a user's), as its resource's ``auth`` does; the OpenAPI document's security follows them.
+    """
 
     rel: str
     path: str
@@ -18,6 +22,9 @@ class CollectionRoute:
     item_rel: str | None = None
     paged: bool = True
     item_params: tuple[str, ...] = field(default=())
+    item_required: tuple[str, ...] = field(default=())
+    auth: str = "app"
+    item_auth: str = "app"
 
     @property
     def item_path(self) -> str:

@@ -8,32 +8,42 @@ from typing import Any
 
 from resource_server.openapi.operations import AUTH_SCHEMAS, ERROR_RESPONSES, EXTRA_OPERATIONS
 from resource_server.openapi.schemas import ACCOUNTS, CATALOG, COMMON, components, schema_name
+from resource_server.pagination import MAX_OFFSET
 from resource_server.params import Param
 from resource_server.routes import CollectionRoute, PlainRoute
 
 PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
     "id": {"type": "string", "pattern": "^[0-9a-f]{24}$"},
     "bool": {"type": "string", "enum": ["true", "false", "1", "0", "yes", "no"]},
-    "int": {"type": "integer", "minimum": 0},
+    "int": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999},
     "str": {"type": "string", "maxLength": 500},
 }
 
 
-def _param(p: Param, *, required: bool = False) -> dict[str, Any]:
+def _param(p: Param) -> dict[str, Any]:
     schema = (
         {"type": "string", "enum": list(p.choices)} if p.kind == "enum" else PARAM_SCHEMAS[p.kind]
     )
-    return {"name": p.name, "in": "query", "required": required, "schema": schema}
+    return {"name": p.name, "in": "query", "required": p.required, "schema": schema}
 
 
 PAGING = [
     {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
     {"name": "cursor", "in": "query", "schema": {"type": "string", "maxLength": 1000}},
-    {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+    {
+        "name": "offset",
+        "in": "query",
+        "schema": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+    },
     {"name": "total_count", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
     {"name": "sample", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
 ]
 STRING = {"type": "string"}
+# The token a route's ``auth`` level asks for: any token (``app``) or a user's (``user``).
+SECURITY: dict[str, list[dict[str, list[str]]]] = {
+    "app": [{"xappToken": []}, {"accessToken": []}, {"bearer": []}],
+    "user": [{"accessToken": []}, {"bearer": []}],
+}
 ID_PATH = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
@@ -45,10 +55,12 @@ def _ref(name: str) -> dict[str, Any]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _page_schema(plural: str, item: str) -> dict[str, Any]:
+def _page_schema(plural: str, item: str, *, sets: bool = False) -> dict[str, Any]:
+    # A similarity set (``similar_to_*``) is not paginated: it has no total_count and no next.
+    required = ["_links", "_embedded"] if sets else ["total_count", "_links", "_embedded"]
     return {
         "type": "object",
-        "required": ["total_count", "_links", "_embedded"],
+        "required": required,
         "properties": {
             "total_count": {"type": ["integer", "null"]},
             "_links": _ref("PageLinks"),
@@ -64,16 +76,21 @@ def _page_schema(plural: str, item: str) -> dict[str, Any]:
 def collection_operations(route: CollectionRoute) -> dict[str, dict[str, Any]]:
     """Return the generated GET operations of a collection route and its item route."""
     name = schema_name(route)
-    security: list[dict[str, list[str]]] = [{"xappToken": []}, {"accessToken": []}, {"bearer": []}]
+    sets = any(p.name.startswith("similar_to_") for p in route.filters)
+    page_description = f"A page of {route.rel}" + (
+        " (or, with a similar_to_ filter, the set of similar ones: no total_count, no next)"
+        if sets
+        else ""
+    )
     ops: dict[str, dict[str, Any]] = {
         f"/api{route.path}": {
             "get": {
                 "operationId": f"list_{route.rel}",
                 "summary": f"List {route.rel.replace('_', ' ')}",
                 "parameters": [_param(p) for p in route.filters] + (PAGING if route.paged else []),
-                "security": security,
+                "security": SECURITY[route.auth],
                 "responses": {
-                    "200": _json(_page_schema(route.rel, name), f"A page of {route.rel}"),
+                    "200": _json(_page_schema(route.rel, name, sets=sets), page_description),
                     "302": {"description": "`sample`: the URL of one random element"},
                     **ERROR_RESPONSES,
                 },
@@ -87,10 +104,15 @@ def collection_operations(route: CollectionRoute) -> dict[str, dict[str, Any]]:
                 "summary": f"Show one {route.item_rel.replace('_', ' ')}",
                 "parameters": [ID_PATH]
                 + [
-                    {"name": n, "in": "query", "schema": PARAM_SCHEMAS["id"]}
+                    {
+                        "name": n,
+                        "in": "query",
+                        "required": n in route.item_required,
+                        "schema": PARAM_SCHEMAS["id"],
+                    }
                     for n in route.item_params
                 ],
-                "security": security,
+                "security": SECURITY[route.item_auth],
                 "responses": {
                     "200": _json(_ref(name), f"The {route.item_rel.replace('_', ' ')}"),
                     "302": {"description": "A slug or handle: the id URL"},

@@ -6,8 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from resource_server.openapi.schemas import BOOL, ID, INT, STR, STRINGS, TS, Schema, null, obj, ref
+from resource_server.search.documents import KINDS
+from resource_server.search.service import MAX_OFFSET, MAX_SIZE
+from resource_server.search.text import MAX_QUERY_CHARS
 
 Op = dict[str, Any]
+KIND = "|".join(KINDS)
 
 
 def _json(schema: Schema, description: str) -> Op:
@@ -27,10 +31,25 @@ ERROR_RESPONSES: dict[str, Op] = {
     "429": _json(ref("Error"), "Over the application's rate limit (`rate_limit_error`)"),
     "503": _json(ref("Error"), "A store is unavailable"),
 }
+# Answered by waitress before any app sees the request (a plain-text body), or by the app.
+TOO_LARGE: Op = {
+    "description": "A request body over 1 MiB",
+    "content": {
+        "application/json": {"schema": ref("Error")},
+        "text/plain": {"schema": {"type": "string"}},
+    },
+}
+WRITE_ERRORS: dict[str, Op] = {
+    **ERROR_RESPONSES,
+    "403": _json(ref("Error"), "Something the caller can see but does not own"),
+    "409": _json(ref("Error"), "The change kept conflicting with concurrent changes"),
+    "413": TOO_LARGE,
+}
 OAUTH_ERRORS: dict[str, Op] = {
     "400": _json(ref("OAuthError"), "invalid_request, invalid_grant, invalid_scope, ..."),
     "401": _json(ref("OAuthError"), "invalid_client"),
     "429": _json(ref("OAuthError"), "Too many attempts (slow_down), with Retry-After"),
+    "413": TOO_LARGE,
 }
 USER: list[dict[str, list[str]]] = [{"accessToken": []}, {"bearer": []}]
 ANY_TOKEN: list[dict[str, list[str]]] = [{"xappToken": []}, {"accessToken": []}, {"bearer": []}]
@@ -73,14 +92,28 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
         },
         security=ANY_TOKEN,
         parameters=[
-            {"name": "q", "in": "query", "required": True, "schema": STR},
+            {
+                "name": "q",
+                "in": "query",
+                "required": True,
+                "schema": {"type": "string", "maxLength": MAX_QUERY_CHARS, "pattern": r"\S"},
+            },
             {
                 "name": "size",
                 "in": "query",
-                "schema": {"type": "integer", "minimum": 1, "maximum": 50},
+                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SIZE},
             },
-            {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
-            {"name": "type", "in": "query", "schema": STR},
+            {
+                "name": "offset",
+                "in": "query",
+                "schema": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+            },
+            {
+                "name": "type",
+                "in": "query",
+                "description": "Kinds to search, comma-separated",
+                "schema": {"type": "string", "pattern": f"^({KIND})(,({KIND}))*$"},
+            },
         ],
     ),
     ("/api/user_details/{id}", "get"): op(
@@ -96,7 +129,7 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
     ),
     ("/api/collections", "post"): op(
         "Create a collection",
-        {"201": _json(ref("Collection"), "Created"), **ERROR_RESPONSES},
+        {"201": _json(ref("Collection"), "Created"), **WRITE_ERRORS},
         security=USER,
         requestBody=_body(
             {"user_id": ID, "name": STR, "description": STR, "private": STR}, ["user_id", "name"]
@@ -104,14 +137,14 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
     ),
     ("/api/collections/{id}", "put"): op(
         "Update a collection",
-        {"200": _json(ref("Collection"), "Updated"), **ERROR_RESPONSES},
+        {"200": _json(ref("Collection"), "Updated"), **WRITE_ERRORS},
         security=USER,
         parameters=[ID_PATH],
         requestBody=_body({"name": STR, "description": STR, "private": STR}),
     ),
     ("/api/collection_items", "post"): op(
         "Add an artwork to a collection",
-        {"201": _json(ref("CollectionItem"), "Added"), **ERROR_RESPONSES},
+        {"201": _json(ref("CollectionItem"), "Added"), **WRITE_ERRORS},
         security=USER,
         requestBody=_body(
             {"collection_id": ID, "user_id": ID, "artwork_id": ID},
@@ -120,14 +153,14 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
     ),
     ("/api/collection_items/{id}", "put"): op(
         "Move a collection item",
-        {"200": _json(ref("CollectionItem"), "Moved"), **ERROR_RESPONSES},
+        {"200": _json(ref("CollectionItem"), "Moved"), **WRITE_ERRORS},
         security=USER,
         parameters=[ID_PATH],
         requestBody=_body({"position": INT}, ["position"]),
     ),
     ("/api/collection_items/{id}", "delete"): op(
         "Remove a collection item",
-        {"204": {"description": "Removed"}, **ERROR_RESPONSES},
+        {"204": {"description": "Removed"}, **WRITE_ERRORS},
         security=USER,
         parameters=[ID_PATH],
     ),
@@ -159,12 +192,12 @@ APP_BODY = _body({"name": STR, "redirect_urls": STRINGS})
 AUTH_API: dict[tuple[str, str], Op] = {
     ("/api/tokens/xapp_token", "post"): op(
         "Issue an application (XAPP) token",
-        {"201": _json(ref("XappToken"), "Issued"), **ERROR_RESPONSES},
+        {"201": _json(ref("XappToken"), "Issued"), **WRITE_ERRORS},
         requestBody=_body(CLIENT, ["client_id", "client_secret"]),
     ),
     ("/api/tokens/access_token", "delete"): op(
         "Expire an access token",
-        {"200": _json(ref("ExpiredToken"), "Expired"), **ERROR_RESPONSES},
+        {"200": _json(ref("ExpiredToken"), "Expired"), **WRITE_ERRORS},
         parameters=[{"name": "access_token", "in": "query", "schema": STR}],
     ),
     ("/oauth2/access_token", "post"): op(
@@ -175,6 +208,12 @@ AUTH_API: dict[tuple[str, str], Op] = {
     ("/oauth2/access_token", "get"): op(
         "Exchange a grant for an access token (query string, for old clients)",
         {"200": _json(ref("AccessToken"), "Issued"), **OAUTH_ERRORS},
+        parameters=[
+            {"name": name, "in": "query", "schema": schema}
+            for name, schema in TOKEN_REQUEST["content"]["application/json"]["schema"][
+                "properties"
+            ].items()
+        ],
     ),
     ("/oauth2/revoke", "post"): op(
         "Revoke a token (RFC 7009)",
@@ -213,7 +252,7 @@ AUTH_API: dict[tuple[str, str], Op] = {
     ),
     ("/api/applications", "post"): op(
         "Register an application (its secret is shown once)",
-        {"201": _json(ref("Application"), "Created"), **ERROR_RESPONSES},
+        {"201": _json(ref("Application"), "Created"), **WRITE_ERRORS},
         security=USER,
         requestBody=APP_BODY,
     ),
@@ -225,14 +264,14 @@ AUTH_API: dict[tuple[str, str], Op] = {
     ),
     ("/api/applications/{id}", "put"): op(
         "Update an application",
-        {"200": _json(ref("Application"), "Updated"), **ERROR_RESPONSES},
+        {"200": _json(ref("Application"), "Updated"), **WRITE_ERRORS},
         security=USER,
         parameters=[ID_PATH],
         requestBody=APP_BODY,
     ),
     ("/api/applications/{id}", "delete"): op(
         "Delete an application (its tokens expire)",
-        {"204": {"description": "Deleted"}, **ERROR_RESPONSES},
+        {"204": {"description": "Deleted"}, **WRITE_ERRORS},
         security=USER,
         parameters=[ID_PATH],
     ),
@@ -253,11 +292,40 @@ PAGES: list[tuple[str, list[str], str]] = [
     ("/account/static/{filename}", ["get"], "Stylesheet"),
 ]
 
+AUTHORIZE_GET = ("/oauth2/authorize", "get")
+PAGE_RESPONSES: dict[str, Op] = {
+    "200": _html("An HTML page"),
+    "201": _html("An application registered (its secret is shown once)"),
+    "302": {"description": "A redirect"},
+    "400": _html("Error"),
+    # An unknown application is an HTML page; an unknown route or file is JSON.
+    "404": {
+        "description": "Not found",
+        "content": {**_html("")["content"], **ERROR["content"]},
+    },
+    "413": TOO_LARGE,
+    "429": _html("Too many sign-in attempts"),
+}
+
+AUTHORIZE_PARAMS = [
+    {"name": name, "in": "query", "schema": STR}
+    for name in (
+        "client_id",
+        "redirect_uri",
+        "response_type",
+        "state",
+        "scope",
+        "code_challenge",
+        "code_challenge_method",
+    )
+]
+
 AUTH_PAGES: dict[tuple[str, str], Op] = {
     (path, method): op(
         f"{summary} ({method.upper()})",
-        {"200": _html("An HTML page"), "302": {"description": "A redirect"}, "400": _html("Error")},
+        PAGE_RESPONSES,
         tags=["pages"],
+        **({"parameters": AUTHORIZE_PARAMS} if (path, method) == AUTHORIZE_GET else {}),
     )
     for path, methods, summary in PAGES
     for method in methods

@@ -25,6 +25,8 @@ from common.models import CollectionItem
 from resource_server.errors import ParamError
 from resource_server.pagination import PageParams, PageResult, encode_cursor
 
+MAX_POSITION = 2**31 - 1  # the position column is a 32-bit integer
+
 
 def anchor(page: PageParams) -> tuple[int, str, str] | None:
     """Return the ``(position, anchor id, next id)`` a cursor names (ParamError for a bad one)."""
@@ -35,6 +37,7 @@ def anchor(page: PageParams) -> tuple[int, str, str] | None:
         len(values) != 3
         or not isinstance(values[0], int)
         or isinstance(values[0], bool)
+        or not 0 <= values[0] <= MAX_POSITION  # past 64 bits the database refuses it (a 500)
         or not all(isinstance(v, str) and is_id(v) for v in values[1:])
     ):
         raise ParamError.invalid("cursor")

@@ -40,7 +40,7 @@ class Artists(Resource):
         filters = parse_filters(req.params, ROUTE.filters)
         page = self.page_params(req)
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             # Only a sale filter depends on the caller (unpublished sales are Admin-only).
             admin = "sale_id" in filters and is_admin(session, req.context.token)
             if "similar_to_artist_id" in filters:
@@ -79,7 +79,7 @@ class ArtistItem(Resource):
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show an artist."""
         by_slug = not is_id(id)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             found = q.find_artist(session, id, by_slug=by_slug)
         if found is None:
             raise NotFound("Artist")

@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import falcon
+import orjson
 from sqlalchemy.orm import Session
 
 from common.models import Artwork
+from common.settings import ResourceSettings
+from common.stores import Stores
+from resource_server.doccache import DocumentCache
 from resource_server.errors import NotFound
 from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param, parse_filters
@@ -44,7 +48,7 @@ class Artworks(Resource):
         page = self.page_params(req)
         urls = self.urls(req)
         web = self.settings.web_url
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             if "similar_to_artwork_id" in filters:
                 rows = q.similar(session, filters)
                 editions = q.editions_for(session, [a.id for a in rows])
@@ -111,12 +115,25 @@ class Artworks(Resource):
 
 
 class ArtworkItem(Resource):
-    """One artwork, by id (or by slug, redirecting to the id URL)."""
+    """One artwork, by id (or by slug, redirecting to the id URL).
+
+    The most requested document of the API: rendered documents are kept in memory for the
+    catalog version the request gate read (see ``resource_server.doccache``).
+    """
+
+    def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
+        super().__init__(stores, settings)
+        self.cache = DocumentCache(settings.document_cache_size)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show an artwork with its editions."""
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        version = getattr(req.context, "catalog_version", None)
+        cached = self.cache.get(version, (urls.base, id))
+        if cached is not None:
+            resp.data = cached
+            return
+        with self.stores.reads() as session:
             found, by_slug = q.find_artwork(session, id)
             if found is None:
                 raise NotFound("Artwork")
@@ -124,4 +141,8 @@ class ArtworkItem(Resource):
                 redirect(resp, urls.api(f"/artworks/{found.id}"))
                 return
             editions = q.editions_for(session, [found.id])
-        resp.media = artwork(found, editions.get(found.id, []), urls, self.settings.web_url)
+            data = orjson.dumps(
+                artwork(found, editions.get(found.id, []), urls, self.settings.web_url)
+            )
+        self.cache.put(version, (urls.base, id), data)
+        resp.data = data

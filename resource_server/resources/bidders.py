@@ -18,13 +18,15 @@ ROUTE = CollectionRoute(
     path="/bidders",
     item_rel="bidder",
     filters=(Param("sale_id"), Param("user_id")),
+    auth="user",
+    item_auth="user",
 )
 
 
 class Bidders(Resource):
     """Registrations to bid, optionally in one sale."""
 
-    auth = "user"
+    auth = ROUTE.auth
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """List the bidders the caller may read."""
@@ -32,7 +34,7 @@ class Bidders(Resource):
         filters = parse_filters(req.params, ROUTE.filters)
         page = self.page_params(req)
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             if page.sample:
                 one = q.sample_bidder(session, filters, caller)
                 if one is None:
@@ -47,14 +49,14 @@ class Bidders(Resource):
 class BidderItem(Resource):
     """One registration: the caller's own, or any for an Admin."""
 
-    auth = "user"
+    auth = ROUTE.item_auth
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show a bidder (404 for another user's, unless the caller is an Admin)."""
         caller = caller_of(req)
         found = None
         if is_id(id):
-            with self.stores.sessions() as session:
+            with self.stores.reads() as session:
                 found = q.find_bidder(session, id, caller)
         if found is None:
             raise NotFound("Bidder")

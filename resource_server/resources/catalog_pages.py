@@ -89,7 +89,7 @@ class CatalogList(Resource, ABC):
         filters = parse_filters(req.params, self.route.filters)
         page = self.page_params(req)
         urls, now = self.urls(req), utcnow()
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             if page.sample:
                 one = self.sample(session, filters, now)
                 if one is None:
@@ -126,7 +126,7 @@ class CatalogItem(Resource, ABC):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show the row."""
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             found, by_name = self.find(session, id)
         if found is None:
             raise NotFound(self.model)

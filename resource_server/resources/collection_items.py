@@ -24,8 +24,15 @@ ROUTE = CollectionRoute(
     rel="collection_items",
     path="/collection_items",
     item_rel="collection_item",
-    filters=(Param("user_id"), Param("collection_id"), Param("artwork_id")),
+    filters=(
+        Param("user_id", required=True),
+        Param("collection_id", required=True),
+        Param("artwork_id"),
+    ),
     item_params=("collection_id", "user_id"),
+    item_required=("collection_id", "user_id"),
+    auth="user",
+    item_auth="user",
 )
 SCOPE = ("collection_id", "user_id")
 
@@ -33,7 +40,7 @@ SCOPE = ("collection_id", "user_id")
 class CollectionItems(Resource):
     """The items of one collection, in position order."""
 
-    auth = "user"
+    auth = ROUTE.auth
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """List a collection's items (``collection_id`` and ``user_id`` required)."""
@@ -44,7 +51,7 @@ class CollectionItems(Resource):
         artwork_id = filters.get("artwork_id")
         page = self.page_params(req)
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             if page.sample:
                 one = q.sample_item(session, collection_id, user_id, caller, artwork_id)
                 if one is None:
@@ -73,7 +80,7 @@ class CollectionItems(Resource):
 class CollectionItemResource(Resource):
     """One item of a collection."""
 
-    auth = "user"
+    auth = ROUTE.item_auth
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show an item (``collection_id`` and ``user_id`` required)."""
@@ -81,7 +88,7 @@ class CollectionItemResource(Resource):
         scope = required_ids(query_fields(req), *SCOPE)
         found = None
         if is_id(id):
-            with self.stores.sessions() as session:
+            with self.stores.reads() as session:
                 found = q.find_item(session, id, scope["collection_id"], scope["user_id"], caller)
         if found is None:
             raise NotFound("Collection Item")

@@ -26,8 +26,10 @@ ROUTE = CollectionRoute(
     rel="collections",
     path="/collections",
     item_rel="collection",
-    filters=(Param("user_id"), Param("private", "bool")),
+    filters=(Param("user_id", required=True), Param("private", "bool")),
     item_params=("user_id",),
+    auth="user",
+    item_auth="user",
 )
 NAME_MAX = 200
 DESCRIPTION_MAX = 10_000
@@ -50,7 +52,7 @@ def parse_changes(
 class Collections(Resource):
     """A user's collections (``private=true`` adds the owner's private ones)."""
 
-    auth = "user"
+    auth = ROUTE.auth
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """List a user's collections."""
@@ -60,7 +62,7 @@ class Collections(Resource):
         user_id, private = filters["user_id"], bool(filters.get("private"))
         page = self.page_params(req)
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             if page.sample:
                 one = q.sample_collection(session, user_id, caller, private=private)
                 if one is None:
@@ -90,7 +92,7 @@ class Collections(Resource):
 class CollectionResource(Resource):
     """One collection: anyone's public one, or the caller's own private one."""
 
-    auth = "user"
+    auth = ROUTE.item_auth
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show a collection (404 for another user's private one)."""
@@ -98,7 +100,7 @@ class CollectionResource(Resource):
         scope = optional_ids(query_fields(req), "user_id")
         found = None
         if is_id(id):
-            with self.stores.sessions() as session:
+            with self.stores.reads() as session:
                 found = q.find_collection(session, id, caller, scope.get("user_id"))
         if found is None:
             raise NotFound("Collection")

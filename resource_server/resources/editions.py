@@ -16,8 +16,9 @@ ROUTE = CollectionRoute(
     rel="editions",
     path="/editions",
     item_rel="edition",
-    filters=(Param("artwork_id"),),
+    filters=(Param("artwork_id", required=True),),
     item_params=("artwork_id",),
+    item_required=("artwork_id",),
 )
 
 
@@ -30,7 +31,7 @@ class Editions(Resource):
         require(filters, "artwork_id")
         page = self.page_params(req)
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             if page.sample:
                 one = q.sample_edition(session, filters)
                 if one is None:
@@ -58,7 +59,7 @@ class EditionItem(Resource):
         """Show an edition."""
         filters = parse_filters(req.params, ROUTE.filters)
         artwork_id = require(filters, "artwork_id")
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             found = q.find_edition(session, id, artwork_id)
         if found is None:
             raise NotFound("Edition")

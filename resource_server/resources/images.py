@@ -12,7 +12,9 @@ from resource_server.resources.base import Resource, redirect
 from resource_server.resources.catalog_pages import render_page, require
 from resource_server.routes import CollectionRoute
 
-ROUTE = CollectionRoute(rel="images", path="/images", item_rel="image", filters=(Param("show_id"),))
+ROUTE = CollectionRoute(
+    rel="images", path="/images", item_rel="image", filters=(Param("show_id", required=True),)
+)
 
 
 class Images(Resource):
@@ -24,7 +26,7 @@ class Images(Resource):
         require(filters, "show_id")
         page = self.page_params(req)
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             if page.sample:
                 one = q.sample_image(session, filters)
                 if one is None:
@@ -50,7 +52,7 @@ class ImageItem(Resource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show an image."""
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             found = q.find_image(session, id)
         if found is None:
             raise NotFound("Image")

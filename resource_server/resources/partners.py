@@ -33,7 +33,7 @@ class Partners(Resource):
         page = self.page_params(req)
         urls = self.urls(req)
         token = req.context.token
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             if page.sample:
                 one = q.sample_partner(session, filters, token)
                 if one is None:
@@ -62,7 +62,7 @@ class PartnerItem(Resource):
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show a partner."""
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             found, by_slug = q.find_partner(session, id)
             if found is None:
                 raise NotFound("Partner")

@@ -29,7 +29,7 @@ class SaleArtworks(Resource):
         filters = parse_filters(req.params, ROUTE.filters)
         page = self.page_params(req)
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             admin = is_admin(session, req.context.token)
             if page.sample:
                 one = q.sample_sale_artwork(session, filters, admin=admin)
@@ -56,7 +56,7 @@ class SaleArtworkItem(Resource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show a sale artwork."""
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             admin = is_admin(session, req.context.token)
             found = q.find_sale_artwork(session, id, admin=admin)
         if found is None:

@@ -19,20 +19,21 @@ ROUTE = CollectionRoute(
     path="/sales",
     item_rel="sale",
     filters=(Param("published", "bool"), Param("live", "bool"), Param("is_auction", "bool")),
+    auth="user",
 )
 
 
 class Sales(Resource):
     """The paginated list of sales, for user tokens; ``live``: running now."""
 
-    auth = "user"
+    auth = ROUTE.auth
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """List sales matching the filters (unpublished ones only for Admins)."""
         filters = parse_filters(req.params, ROUTE.filters)
         page = self.page_params(req)
         urls, now = self.urls(req), utcnow()
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             admin = is_admin(session, req.context.token)
             if page.sample:
                 one = q.sample_sale(session, filters, now, admin=admin)
@@ -60,7 +61,7 @@ class SaleItem(Resource):
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show a sale."""
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             admin = is_admin(session, req.context.token)
             found, by_slug = q.find_sale(session, id, admin=admin)
         if found is None:

@@ -18,6 +18,8 @@ ROUTE = CollectionRoute(
     path="/users",
     item_rel="user",
     filters=(Param("collected_artwork_id"), Param("term", "str")),
+    auth="user",
+    item_auth="user",
 )
 CURRENT_USER = PlainRoute("current_user", "/current_user")
 USER_DETAIL = ItemRoute("user_detail", "/user_details")
@@ -26,7 +28,7 @@ USER_DETAIL = ItemRoute("user_detail", "/user_details")
 class Users(Resource):
     """Users: those who collected an artwork publicly, or whose name starts with a term."""
 
-    auth = "user"
+    auth = ROUTE.auth
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """List users matching the filters."""
@@ -34,7 +36,7 @@ class Users(Resource):
         filters = parse_filters(req.params, ROUTE.filters)
         page = self.page_params(req)
         urls = self.urls(req)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             if page.sample:
                 one = q.sample_user(session, filters, caller)
                 if one is None:
@@ -50,14 +52,14 @@ class Users(Resource):
 class UserItem(Resource):
     """One user: its name for anyone, more for itself."""
 
-    auth = "user"
+    auth = ROUTE.item_auth
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show a user."""
         caller = caller_of(req)
         found = None
         if is_id(id):
-            with self.stores.sessions() as session:
+            with self.stores.reads() as session:
                 found = q.find_user(session, id, caller)
         if found is None:
             raise NotFound("User")
@@ -83,7 +85,7 @@ class UserDetailItem(Resource):
         """Show the caller's details (404 for anyone else's)."""
         found = None
         if id == caller_of(req):
-            with self.stores.sessions() as session:
+            with self.stores.reads() as session:
                 found = q.find_user_detail(session, id)
         if found is None:
             raise NotFound("User Detail")

@@ -87,7 +87,7 @@ def _params(query: ParsedQuery) -> dict[str, object]:
 def _select(what: str, source: str, where: str, query: ParsedQuery, tail: str = "") -> TextClause:
     """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail."""
     kinds = " AND kind IN :kinds" if query.kinds else ""
-    stmt = text(f"SELECT {what} FROM {source} WHERE {where}{kinds} {tail}")  # noqa: S608
+    stmt = text(f"SELECT {what} FROM {source} WHERE {where}{kinds} {tail}")  # noqa: S608  # nosec B608 # constant fragments, bound values
     return stmt.bindparams(bindparam("kinds", expanding=True)) if query.kinds else stmt
 
 

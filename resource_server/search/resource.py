@@ -106,7 +106,7 @@ class Search(Resource):
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Answer one page of results, or 302 to the corrected query when nothing matches."""
         request, echo = parse_request(req.params)
-        with self.stores.sessions() as session:
+        with self.stores.reads() as session:
             page = search(session.connection(), request)
         urls = self.urls(req)
         if page.correction is not None:

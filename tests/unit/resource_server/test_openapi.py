@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import falcon.inspect
 from openapi_spec_validator import validate
@@ -67,3 +68,67 @@ def test_operation_ids_are_unique() -> None:
     doc = build_document(ROOT_ROUTES, "http://127.0.0.1")
     ids = [op["operationId"] for item in doc["paths"].values() for op in item.values()]
     assert len(ids) == len(set(ids))
+
+
+def test_security_says_which_token_each_catalog_route_needs() -> None:
+    # A route whose resource wants a user token must not advertise XAPP tokens (and the other
+    # way round): generated clients, and Schemathesis, send what the document says.
+    doc = build_document(ROOT_ROUTES, "http://127.0.0.1")
+    app = create_resource(ResourceSettings(secret_key="x"), STORES)
+    checked = 0
+    for path, item in doc["paths"].items():
+        if not path.startswith("/api") or "get" not in item:
+            continue
+        found = app._router.find(path.replace("{id}", "x"))
+        if found is None:  # an auth server route
+            continue
+        level = getattr(found[0], "auth", "app")
+        schemes = {name for requirement in item["get"].get("security", []) for name in requirement}
+        expected = {"none": set(), "app": {"xappToken", "accessToken", "bearer"}}.get(
+            level, {"accessToken", "bearer"}
+        )
+        assert schemes == expected, (path, level, schemes)
+        checked += 1
+    assert checked > 30
+
+
+def test_required_parameters_are_marked_required() -> None:
+    doc = build_document(ROOT_ROUTES, "http://127.0.0.1")
+
+    def required(path: str) -> set[str]:
+        params = doc["paths"][path]["get"]["parameters"]
+        return {p["name"] for p in params if p.get("required") and p["in"] == "query"}
+
+    assert required("/api/collection_items") == {"collection_id", "user_id"}
+    assert required("/api/collection_items/{id}") == {"collection_id", "user_id"}
+    assert required("/api/collections") == {"user_id"}
+    assert required("/api/editions") == required("/api/editions/{id}") == {"artwork_id"}
+    assert required("/api/images") == {"show_id"}
+    assert required("/api/search") == {"q"}
+    assert required("/api/artists") == set()
+
+
+def test_similar_sets_need_no_total_count_but_pages_do() -> None:
+    doc = build_document(ROOT_ROUTES, "http://127.0.0.1")
+
+    def page(path: str) -> dict[str, Any]:
+        schema: dict[str, Any] = doc["paths"][path]["get"]["responses"]["200"]["content"]
+        return schema["application/json"]["schema"]
+
+    assert "total_count" not in page("/api/artists")["required"]
+    assert "total_count" not in page("/api/artworks")["required"]
+    assert "total_count" in page("/api/genes")["required"]
+
+
+def test_writes_and_pages_document_their_refusals() -> None:
+    doc = build_document(ROOT_ROUTES, "http://127.0.0.1")
+    for path, method in (
+        ("/api/collections", "post"),
+        ("/api/collection_items/{id}", "put"),
+        ("/api/applications", "post"),
+        ("/api/tokens/xapp_token", "post"),
+    ):
+        assert {"403", "409", "413"} <= set(doc["paths"][path][method]["responses"])
+    assert "413" in doc["paths"]["/oauth2/access_token"]["post"]["responses"]
+    page = doc["paths"]["/account/static/{filename}"]["get"]["responses"]
+    assert {"404", "429"} <= set(page)

@@ -1,0 +1,156 @@
+"""The request gate: the token check, the rate limit and the catalog version in one Redis trip.
+
+Every catalog request needs three facts from Redis: the token's record (is it valid, whose is
+it), a hit on its application's rate limit, and the catalog version (which tells whether cached
+documents are still current). Asked one by one they cost three round trips; here they go out
+together. The rate limit needs the application, which only the token record tells, so the
+gate remembers which application each token digest belongs to (that never changes for a token):
+from a token's second request on, its application's limit is hit in the same round trip. A
+token's validity is never remembered here: every request reads it from Redis, so an expiry is
+seen by every process on the very next request.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import falcon
+from redis import Redis
+from redis.exceptions import NoScriptError, ResponseError
+
+from common.catalog_version import catalog_version_key
+from common.tokens import TokenRecord, TokenStore, digest, well_formed
+from resource_server.auth import token_from_request
+from resource_server.errors import AuthError
+from resource_server.ratelimit import RateLimiter
+
+# Token digests whose application is remembered; past this many the memory starts afresh.
+MAX_REMEMBERED = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """What the gate learnt about one request."""
+
+    record: TokenRecord | None  # None: no valid token
+    catalog_version: bytes | None
+    within_limit: bool = True  # False: the application is over its rate limit
+
+
+class RequestGate:
+    """Check a token, count its request and read the catalog version, in one round trip."""
+
+    def __init__(
+        self, redis: Redis, tokens: TokenStore, limiter: RateLimiter, *, prefix: str
+    ) -> None:
+        self.redis = redis
+        self.tokens = tokens
+        self.limiter = limiter
+        self.version_key = catalog_version_key(prefix)
+        self._application_of: dict[str, str] = {}
+
+    def version(self) -> bytes | None:
+        """Read the catalog version alone."""
+        value: bytes | None = self.redis.get(self.version_key)  # type: ignore[assignment]
+        return self._seeded(value)
+
+    def _seeded(self, version: bytes | None) -> bytes | None:
+        """Return ``version``; when there is none (a new or flushed Redis), seed a random one.
+
+        The request that finds none is answered uncached (None). A random 62-bit start means
+        that a flushed Redis never gives back a version that documents were filed under
+        before the flush; writers INCR it from there.
+        """
+        if version is None:
+            self.redis.set(self.version_key, secrets.randbits(62), nx=True)
+        return version
+
+    def admit(self, token: str | None) -> Passage:
+        """Return the token's record (None when invalid), the catalog version and the limit.
+
+        A valid token's request is counted against its application's limit. Redis errors
+        propagate: the service answers 503 and never serves a request it could not check.
+        """
+        if not well_formed(token):
+            return Passage(None, self.version())
+        token_digest = digest(token)
+        key = self.tokens.key(token_digest)
+        known_app = self._application_of.get(token_digest)
+        try:
+            results = self._trip(key, known_app)
+        except NoScriptError:  # a restarted or flushed Redis forgot the rate-limit script
+            self.limiter.load_script()
+            results = self._trip(key, known_app)
+        version = self._seeded(results[1])
+        record = self.tokens.record_from_cache(token_digest, key, results[0])
+        if record is None:
+            return Passage(None, version)
+        if known_app == record.application_id:
+            within = bool(results[2])
+        else:
+            if len(self._application_of) >= MAX_REMEMBERED:
+                self._application_of.clear()
+            self._application_of[token_digest] = record.application_id
+            within = self.limiter.hit(record.application_id)
+        return Passage(record, version, within)
+
+    def _trip(self, key: str, known_app: str | None) -> list[Any]:
+        """The round trip: the token's record, the version, and the hit when the app is known.
+
+        The commands are written together on one pooled connection and their replies read in
+        order: what a non-transactional pipeline does, for half its cost (redis-py's Pipeline
+        object costs about 40 microseconds of CPU a request on top of the round trip itself,
+        a third of a cached catalog read). Every reply is read before an error reply is
+        raised, so the connection goes back to the pool in step; a connection error
+        disconnects it (a 503 for this request, a new connection for the next).
+        """
+        commands: list[tuple[Any, ...]] = [("GET", key), ("GET", self.version_key)]
+        if known_app is not None:
+            commands.append(self.limiter.hit_command(known_app))
+        pool = self.redis.connection_pool
+        conn = pool.get_connection()
+        try:
+            conn.send_packed_command(conn.pack_commands(commands))
+            replies: list[Any] = []
+            error: ResponseError | None = None
+            for _ in commands:
+                try:
+                    replies.append(conn.read_response())
+                except ResponseError as ex:
+                    error = error or ex
+                    replies.append(None)
+        except BaseException:
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
+        if error is not None:
+            raise error
+        return replies
+
+
+class GateMiddleware:
+    """Admit a request by its resource's ``auth`` level: token, then rate limit."""
+
+    def __init__(self, gate: RequestGate) -> None:
+        self.gate = gate
+
+    def process_resource(
+        self, req: falcon.Request, resp: falcon.Response, resource: Any, params: dict[str, Any]
+    ) -> None:
+        """Reject a request without a valid token (401), or over its limit (429)."""
+        req.context.token = None
+        req.context.catalog_version = None
+        level = getattr(resource, "auth", "app")
+        if level == "none" or req.method == "OPTIONS" or resource is None:
+            return
+        passage = self.gate.admit(token_from_request(req))
+        record = passage.record
+        if record is None or (level == "user" and not record.is_user):
+            raise AuthError()
+        if not passage.within_limit:
+            self.gate.limiter.settle(record.application_id, False)
+        req.context.token = record
+        req.context.catalog_version = passage.catalog_version
