@@ -10,7 +10,7 @@ from auth_server.context import services
 from auth_server.errors import AuthError
 from common.tokens import TokenRecord
 
-INVALID_TOKEN = "The access token is invalid or has expired."  # noqa: S105 - a message
+INVALID_TOKEN = "The access token is invalid or has expired."  # noqa: S105  # nosec B105 # a message
 TOKEN_HEADERS = ("X-Access-Token", "X-Auth-Token")
 
 

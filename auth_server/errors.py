@@ -10,6 +10,8 @@ from redis.exceptions import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
+from common.db import describe_failure
+
 log = logging.getLogger("artcat.auth")
 
 
@@ -80,7 +82,7 @@ def register(app: Flask) -> None:
     @app.errorhandler(RedisError)
     @app.errorhandler(OperationalError)
     def _unavailable(ex: Exception) -> tuple[Response, int, dict[str, str]]:
-        log.warning("store unavailable: %s", type(ex).__name__)
+        log.warning("store unavailable: %s", describe_failure(ex))
         body = {"type": "other_error", "message": "Service temporarily unavailable."}
         return jsonify(body), 503, {"Retry-After": "1"}
 

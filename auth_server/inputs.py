@@ -7,7 +7,8 @@ from typing import Any
 from flask import Request
 
 from auth_server.errors import ParamError
-from auth_server.params import FORM, JSON, MULTIPART
+from auth_server.params import FORM, JSON, MULTIPART, json_body
+from common.urlencoding import is_utf8_urlencoded
 
 MAX_TEXT = 4096
 TRUE = frozenset({"1", "true", "yes", "on"})
@@ -25,6 +26,17 @@ def is_clean(value: str, max_length: int = MAX_TEXT) -> bool:
     return True
 
 
+def undecodable_part(req: Request) -> str | None:
+    """Return "query" or "body" when that part of a request is not valid UTF-8, else None."""
+    if not is_utf8_urlencoded(req.query_string):
+        return "query"
+    if req.mimetype == FORM and req.content_length and not is_utf8_urlencoded(req.get_data()):
+        return "body"
+    if req.mimetype == MULTIPART and any("\ufffd" in v for v in req.form.values()):
+        return "body"  # the pages' forms: werkzeug left U+FFFD where the bytes were not UTF-8
+    return None
+
+
 def parse_bool(name: str, raw: str) -> bool:
     """Parse a boolean parameter, raising a ParamError naming it."""
     value = raw.strip().lower()
@@ -39,7 +51,7 @@ def request_list(req: Request, name: str) -> list[str] | None:
     """Return a list parameter from a JSON array or repeated form/query keys; None when absent."""
     mimetype = req.mimetype or ""
     if mimetype == JSON or mimetype.endswith("+json"):
-        body: Any = req.get_json(silent=True)
+        body: Any = json_body(req)
         if isinstance(body, dict) and name in body:
             value = body[name]
             if value is None:
@@ -51,7 +63,7 @@ def request_list(req: Request, name: str) -> list[str] | None:
                 )
             return list(value)
     sources = [req.args]
-    if mimetype in (FORM, MULTIPART):
+    if mimetype == FORM:
         sources.append(req.form)
     found: list[str] | None = None
     for source in sources:

@@ -1,4 +1,10 @@
-"""Outgoing email over SMTP, sent off the request thread so that timing tells nothing."""
+"""Outgoing email over SMTP, sent off the request thread so that timing tells nothing.
+
+A staging instance (``ENVIRONMENT=staging``) never sends email, whatever ``EMAIL_ENABLED`` says:
+its users are copies of production's (with placeholder addresses) and its testers' accounts; a
+message it refuses is logged by subject and recipient domain, never with its body (which holds
+reset links).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from email.message import EmailMessage
 from email.utils import make_msgid
 
-from common.settings import AuthSettings
+from common.settings import STAGING, AuthSettings
 
 log = logging.getLogger("artcat.mail")
 
@@ -27,10 +33,24 @@ class Mailer:
     def enabled(self) -> bool:
         """Tell whether email can be sent (enabled, with a sender and a public URL for links)."""
         s = self.settings
+        if s.environment == STAGING:
+            return False
         return bool(s.email_enabled and s.smtp_host and s.smtp_from and s.public_url)
+
+    def _suppressed(self, to: str, subject: str) -> bool:
+        """Tell whether a message must not be sent, logging it (without its body) if so."""
+        if self.enabled:
+            return False
+        why = "staging" if self.settings.environment == STAGING else "email disabled"
+        log.info("email not sent (%s): %r to @%s", why, subject, to.rpartition("@")[2])
+        return True
 
     def send_later(self, to: str, subject: str, body: str) -> Future[None]:
         """Queue a message; failures are logged (without the message body, which holds links)."""
+        if self._suppressed(to, subject):
+            done: Future[None] = Future()
+            done.set_result(None)
+            return done
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="artcat-mail")
         return self._executor.submit(self._send_logged, to, subject, body)
@@ -42,7 +62,9 @@ class Mailer:
             log.warning("sending %r failed: %s", subject, type(ex).__name__)
 
     def send(self, to: str, subject: str, body: str) -> None:
-        """Send one message now."""
+        """Send one message now (nothing is sent, and this is logged, where email is off)."""
+        if self._suppressed(to, subject):
+            return
         s = self.settings
         msg = EmailMessage()
         msg["From"] = s.smtp_from

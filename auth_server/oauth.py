@@ -130,7 +130,7 @@ def token_response(
     """Answer a token: the reference format, or RFC 6749's for ``standard_token_response`` apps."""
     body: dict[str, object] = {"access_token": token}
     if app.standard_token_response:
-        body.update(token_type="Bearer", expires_in=ttl)  # noqa: S106 - a token type name
+        body.update(token_type="Bearer", expires_in=ttl)  # noqa: S106  # nosec B106 # a token type
     else:
         body["expires_in"] = format_ts(expires_at)  # the reference API's timestamp string
     if scope:

@@ -25,8 +25,8 @@ EXTENSION_KEY = "artcat.login_throttle"
 
 def storage_uri(redis: Redis, settings: AuthSettings) -> str:
     """Return the ``limits`` storage URI of the Redis the stores use (embedded: its socket)."""
-    if settings.redis_url:
-        return settings.redis_url
+    if not settings.embedded_redis:
+        return "redis://"  # the stores' connection pool is given: the URI only names the kind
     path = redis.connection_pool.connection_kwargs.get("path")
     return f"redis+unix://{path}"
 

@@ -17,20 +17,34 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TypeGuard
 
 from redis import Redis
-from sqlalchemy import select, update
+from sqlalchemy import Connection, Table, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.ids import new_id, utcnow
+from common.metrics import counter
 from common.models import Token
 
+TOKENS: Table = Token.__table__  # type: ignore[assignment]
 TOKEN_BYTES = 32  # 256 bits of entropy
 TOMBSTONE = b"X"
 UNKNOWN = b"N"
 RECORD_VERSION = "1"
 # A tombstone outlives any read-through that could still be in flight.
 MIN_TOMBSTONE_TTL = 300
+
+VALIDATIONS = counter(
+    "artcat_token_validations",
+    "Token lookups, by outcome: valid, unknown, expired (expired or revoked), malformed.",
+    ("outcome",),
+)
+CACHE_MISSES = counter(
+    "artcat_token_cache_misses",
+    "Token lookups that missed Redis and read the SQL record, by outcome.",
+    ("outcome",),
+)
 
 
 def generate_secret(nbytes: int = TOKEN_BYTES) -> str:
@@ -119,9 +133,11 @@ class TokenStore:
         *,
         prefix: str = "artcat",
         negative_ttl: int = 30,
+        reads: sessionmaker[Session] | None = None,
     ) -> None:
         self.redis = redis
         self.sessions = sessions
+        self.reads = reads or sessions  # the read-through's lookup (see Stores.reads)
         self.prefix = prefix
         self.negative_ttl = negative_ttl
 
@@ -133,7 +149,7 @@ class TokenStore:
 
     def issue(
         self,
-        session: Session,
+        session: Session | Connection,
         *,
         kind: str,
         application_id: str,
@@ -142,26 +158,28 @@ class TokenStore:
         scope: str = "",
         code_id: str | None = None,
     ) -> IssuedToken:
-        """Add a new token to ``session`` and publish it to Redis once the caller commits.
+        """Insert a new token in the caller's transaction; publish it once the caller commits.
 
-        The SQL row is flushed (not committed) here; call :meth:`publish` after the commit.
+        The row is written with one Core INSERT (no unit-of-work flush: token issuance is a hot
+        path); the returned ``row`` is a detached ``Token`` with the values written. Call
+        :meth:`publish` after the commit.
         """
         value = generate_secret()
         now = utcnow()
-        row = Token(
-            id=new_id(),
-            digest=digest(value),
-            kind=kind,
-            application_id=application_id,
-            user_id=user_id,
-            scope=scope,
-            code_id=code_id,
-            created_at=now,
-            expires_at=now + timedelta(seconds=ttl),
-        )
-        session.add(row)
-        session.flush()
-        return IssuedToken(value, row)
+        values = {
+            "id": new_id(),
+            "digest": digest(value),
+            "kind": kind,
+            "application_id": application_id,
+            "user_id": user_id,
+            "scope": scope,
+            "code_id": code_id,
+            "created_at": now,
+            "expires_at": now + timedelta(seconds=ttl),
+            "expired_at": None,
+        }
+        session.execute(TOKENS.insert(), values)
+        return IssuedToken(value, Token(**values))
 
     def publish(self, row: Token) -> None:
         """Write a token's record to Redis, expiring with the token.
@@ -178,31 +196,39 @@ class TokenStore:
 
     def lookup(self, token: str) -> TokenRecord | None:
         """Return the record of a valid token, or None; one Redis GET on the hot path."""
-        if not token or len(token) > 512:
+        if not well_formed(token):
             return None
         token_digest = digest(token)
         key = self.key(token_digest)
         raw: bytes | None = self.redis.get(key)  # type: ignore[assignment]
+        return self.record_from_cache(token_digest, key, raw)
+
+    def record_from_cache(
+        self, token_digest: str, key: str, raw: bytes | None
+    ) -> TokenRecord | None:
+        """Return the record of a valid token from its Redis value (read through SQL on a miss)."""
         if raw is not None:
             record = TokenRecord.decode(raw)
             if record is None or record.expires_at <= time.time():
+                VALIDATIONS.inc("expired" if record or raw == TOMBSTONE else "unknown")
                 return None
+            VALIDATIONS.inc("valid")
             return record
         return self._read_through(token_digest, key)
 
     def _read_through(self, token_digest: str, key: str) -> TokenRecord | None:
-        with self.sessions() as session:
+        with self.reads() as session:
             row = session.scalar(select(Token).where(Token.digest == token_digest))
         now = time.time()
         if row is None:
             self.redis.set(key, UNKNOWN, ex=self.negative_ttl, nx=True)
-            return None
+            return _counted_miss("unknown", None)
         record = TokenRecord.from_row(row)
         if row.expired_at is not None or record.expires_at <= now:
             self.redis.set(key, TOMBSTONE, ex=MIN_TOMBSTONE_TTL, nx=True)
-            return None
+            return _counted_miss("expired", None)
         self.redis.set(key, record.encode(), ex=max(1, int(record.expires_at - now)), nx=True)
-        return record
+        return _counted_miss("valid", record)
 
     # -- expiring (auth server) ------------------------------------------------------------
 
@@ -242,3 +268,19 @@ class TokenStore:
             remaining = int(row.expires_at.timestamp() - now)
             pipe.set(self.key(row.digest), TOMBSTONE, ex=max(MIN_TOMBSTONE_TTL, remaining))
         pipe.execute()
+
+
+def well_formed(token: str | None) -> TypeGuard[str]:
+    """Tell whether a presented token could be one (counting a malformed one): not empty and
+    at most 512 characters; anything else is refused without a lookup."""
+    if token and len(token) <= 512:
+        return True
+    VALIDATIONS.inc("malformed")
+    return False
+
+
+def _counted_miss(outcome: str, record: TokenRecord | None) -> TokenRecord | None:
+    """Count a lookup that SQL answered (a Redis miss), and return its result."""
+    CACHE_MISSES.inc(outcome)
+    VALIDATIONS.inc(outcome)
+    return record

@@ -43,7 +43,7 @@ def credentials_grant(req: GrantRequest) -> Granted:
     if wait is not None:
         audit("signin.throttled", grant="credentials", ip=req.ip, retry_after=wait)
         raise SlowDownError(wait)
-    with svc.stores.sessions() as session:
+    with svc.stores.reads() as session:
         user = find_user_by_email(session, email)
     stored = user.password_hash if user is not None and user.password_hash else None
     ok = verify_password(svc.hasher, stored or dummy_hash(svc.hasher), password)

@@ -14,7 +14,7 @@ from auth_server.accounts import create_application, rotate_secret
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ApplicationForm, ButtonForm
-from auth_server.web import current_user, error_page, page, sign_in_redirect
+from auth_server.web import current_user, error_page, is_read, page, sign_in_redirect
 from common.ids import is_id, utcnow
 from common.models import Application, AuthorizationCode, Token, User
 
@@ -137,8 +137,8 @@ def applications() -> Response:
         user = current_user(db)
         if user is None:
             return sign_in_redirect(url_for("account_applications"))
-        if request.method == "GET" or not form.validate():
-            status = 200 if request.method == "GET" else 400
+        if is_read() or not form.validate():
+            status = 200 if is_read() else 400
             return page(
                 "applications.html",
                 status,

@@ -27,6 +27,7 @@ from auth_server.web import (
     allow_form_redirect_to,
     current_user,
     error_page,
+    is_read,
     page,
     sign_in_redirect,
 )
@@ -175,7 +176,7 @@ def parse_request(db: Session, values: MultiDict[str, str]) -> AuthorizationRequ
 
 def authorize() -> Response:
     """Show the consent page (GET) or act on the user's decision (POST)."""
-    values = request.args if request.method == "GET" else request.form
+    values = request.args if is_read() else request.form
     with services().stores.sessions() as db:
         try:
             req = parse_request(db, values)
@@ -195,8 +196,8 @@ def authorize() -> Response:
             )
         user = current_user(db)
         if user is None:
-            return sign_in_redirect(request.full_path if request.method == "GET" else req.path())
-        if request.method == "GET":
+            return sign_in_redirect(request.full_path if is_read() else req.path())
+        if is_read():
             return _consent_page(db, req, user)
         return _decide(db, req, user)
 

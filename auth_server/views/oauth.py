@@ -34,6 +34,8 @@ TOKEN_PARAMS = (
     "oauth_token",
     "oauth_token_secret",
 )
+# The token type RFC 7662 names in an introspection answer (RFC 6750 bearer tokens).
+BEARER = "Bearer"
 TOKEN_ONLY_PARAMS = ("client_id", "client_secret", "token", "token_type_hint")
 
 
@@ -45,7 +47,7 @@ def access_token() -> Response:
         audit("signin.refused", reason="password_in_query", ip=request.remote_addr)
         raise InvalidRequestError(description="Send the password in the request body.")
     svc = services()
-    with svc.stores.sessions() as session:
+    with svc.stores.reads() as session:
         app = authenticate(session, request, params)
     grant_type = params.get("grant_type")
     if not grant_type:
@@ -79,7 +81,7 @@ def revoke() -> Response:
     """RFC 7009: expire one of the client's own tokens; 200 whether or not there was one."""
     params = oauth_params(request, TOKEN_ONLY_PARAMS)
     svc = services()
-    with svc.stores.sessions() as session:
+    with svc.stores.reads() as session:
         app = authenticate(session, request, params)
     token = _token_param(params)
     with svc.stores.sessions() as session, session.begin():
@@ -97,7 +99,7 @@ def introspect() -> Response:
     """RFC 7662: describe one of the client's own live tokens; ``{active: false}`` otherwise."""
     params = oauth_params(request, TOKEN_ONLY_PARAMS)
     svc = services()
-    with svc.stores.sessions() as session:
+    with svc.stores.reads() as session:
         app = authenticate(session, request, params)
         row = session.scalar(select(Token).where(Token.digest == digest(_token_param(params))))
     if row is None or not _active(row, app):
@@ -106,7 +108,7 @@ def introspect() -> Response:
         "active": True,
         "scope": row.scope,
         "client_id": app.client_id,
-        "token_type": "Bearer",
+        "token_type": BEARER,
         "exp": int(row.expires_at.timestamp()),
         "iat": int(row.created_at.timestamp()),
         "iss": issuer(),

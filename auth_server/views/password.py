@@ -21,7 +21,7 @@ from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ForgotPasswordForm, ResetPasswordForm, password_problem
 from auth_server.mail import Mailer
-from auth_server.web import end_session, error_page, page, password_fingerprint
+from auth_server.web import end_session, error_page, is_read, page, password_fingerprint
 from common.models import Token, User
 
 SALT = "artcat.password-reset"
@@ -86,7 +86,7 @@ def forgot_password() -> Response:
     if not mailer.enabled:
         return page("forgot.html", form=None, email_disabled=True)
     form = ForgotPasswordForm()
-    if request.method == "GET":
+    if is_read():
         return page("forgot.html", form=form)
     if not form.validate():
         return page("forgot.html", 400, form=form)
@@ -119,7 +119,7 @@ def reset_password(token: str) -> Response:
             forgot = (url_for("account_password_forgot"), "Ask for a new link")
             return error_page(400, EXPIRED_TITLE, EXPIRED_MESSAGE, forgot)
         form = ResetPasswordForm()
-        if request.method == "GET":
+        if is_read():
             return page("reset.html", form=form, token=token)
         valid = form.validate()
         problem = password_problem(form.password.data or "", email=user.email, name=user.name)

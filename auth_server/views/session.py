@@ -26,6 +26,7 @@ from auth_server.web import (
     DEFAULT_NEXT,
     current_user,
     end_session,
+    is_read,
     page,
     safe_next,
     start_session,
@@ -93,7 +94,7 @@ def sign_in() -> Response:
     svc = services()
     form = SignInForm(next=_next_from_request())
     with svc.stores.sessions() as db:
-        if request.method == "GET":
+        if is_read():
             if current_user(db) is not None:
                 return redirect(_next_from_request() or DEFAULT_NEXT)
             return page("sign_in.html", form=form)
@@ -132,7 +133,7 @@ def sign_up() -> Response:
     svc = services()
     form = SignUpForm(next=_next_from_request())
     with svc.stores.sessions() as db:
-        if request.method == "GET":
+        if is_read():
             if current_user(db) is not None:
                 return redirect(_next_from_request() or DEFAULT_NEXT)
             return page("sign_up.html", form=form)
@@ -164,7 +165,7 @@ def sign_up() -> Response:
 def sign_out() -> Response:
     """Ask to confirm (GET) or sign out (POST), then go to the sign-in page."""
     form = ButtonForm()
-    if request.method == "GET":
+    if is_read():
         return page("sign_out.html", form=form, next_path=_next_from_request())
     with services().stores.sessions() as db:
         user = current_user(db)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Response, current_app, jsonify, request
 
-from auth_server.accounts import authenticate_client
+from auth_server.accounts import authenticate_client_id
 from auth_server.audit import audit
 from auth_server.bearer import INVALID_TOKEN, request_token
 from auth_server.context import services
@@ -27,15 +27,16 @@ def xapp_token() -> tuple[Response, int]:
         # A NUL byte or a lone surrogate would make PostgreSQL refuse the query (a 500).
         raise AuthError(BAD_CLIENT)
     svc = services()
-    with svc.stores.sessions() as session, session.begin():
-        app = authenticate_client(session, params["client_id"], params["client_secret"])
-        if app is None:
+    # Core, not the ORM: this is the most frequent write of the service.
+    with svc.stores.engine.begin() as conn:
+        app_id = authenticate_client_id(conn, params["client_id"], params["client_secret"])
+        if app_id is None:
             audit("xapp_token.denied", client_id=params["client_id"][:64], ip=request.remote_addr)
             raise AuthError(BAD_CLIENT)
         issued = svc.stores.tokens.issue(
-            session,
+            conn,
             kind="xapp",
-            application_id=app.id,
+            application_id=app_id,
             user_id=None,
             ttl=svc.settings.xapp_token_ttl,
         )

@@ -17,7 +17,6 @@ import requests
 from authlib.oauth1.rfc5849.signature import generate_signature_base_string, hmac_sha1_signature
 from authlib.oauth1.rfc5849.wrapper import OAuth1Request
 from sqlalchemy.orm import Session, sessionmaker
-from waitress import wasyncore
 from werkzeug.wrappers import Request
 
 from auth_server.app import create_app as create_auth
@@ -107,7 +106,7 @@ def provider() -> Iterator[StubProvider]:
     live = start_server(stub)
     stub.url = live.url
     yield stub
-    stop_cleanly(live)
+    live.stop()
 
 
 @pytest.fixture(scope="session")
@@ -133,30 +132,18 @@ def oauth_server(oauth_settings: AuthSettings, stores: Stores) -> Iterator[LiveS
     """An auth server over real HTTP on the test stores, with the stub providers."""
     live = start_server(create_auth(oauth_settings, stores))
     yield live
-    stop_cleanly(live)
+    live.stop()
 
 
 @contextmanager
-def serve_auth(settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
-    """Run an extra auth server with other settings for the duration of a block."""
-    live = start_server(create_auth(settings, stores))
+def serve_auth(settings: AuthSettings, stores: Stores, **options: Any) -> Iterator[LiveServer]:
+    """Run an extra auth server with other settings (and waitress ``options``) for the
+    duration of a block."""
+    live = start_server(create_auth(settings, stores), **options)
     try:
         yield live
     finally:
-        stop_cleanly(live)
-
-
-def stop_cleanly(live: LiveServer) -> None:
-    """Stop a waitress server without closing its sockets under its own running loop.
-
-    The workers finish their last responses first (a worker that pulls a closed trigger fails
-    in its thread); then every socket is closed by the loop thread itself, through a trigger
-    thunk, so no ``select`` ever sees a descriptor closed by another thread.
-    """
-    server = live.server
-    server.task_dispatcher.shutdown(timeout=10)
-    server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-    live.thread.join(timeout=10)
+        live.stop()
 
 
 @dataclass(frozen=True)

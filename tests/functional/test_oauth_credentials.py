@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import orjson
 import pytest
 from argon2 import PasswordHasher
 from sqlalchemy import func, select, update
@@ -15,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.accounts import create_user, password_hasher
 from common.models import Token, User
+from common.serve import proxy_options
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
@@ -113,6 +115,41 @@ def test_attempts_are_throttled_per_ip(throttled: LiveServer, world: World) -> N
     limited = post(throttled, world.password_grant())
     assert_oauth_error(limited, 429, "slow_down")
     assert int(limited.headers["Retry-After"]) >= 1
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["behind-trusted-proxy", "no-proxy"])
+def test_the_ip_throttle_counts_the_client_a_trusted_proxy_names(
+    oauth_settings: AuthSettings,
+    stores: Stores,
+    world: World,
+    trusted: bool,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Behind TRUSTED_PROXY each client named in X-Forwarded-For has its own allowance; with
+    no proxy configured the header is dropped, so a client cannot pick a fresh address."""
+    settings = replace(
+        oauth_settings,
+        login_attempts_per_ip="3/minute",
+        trusted_proxy="127.0.0.1" if trusted else "",
+        redis_prefix=f"{oauth_settings.redis_prefix}-proxy-{time.monotonic_ns()}",
+    )
+    caplog.set_level(logging.INFO, logger="artcat.access")
+    with serve_auth(settings, stores, **proxy_options(settings)) as live:
+        for n in range(3):
+            attempt = world.password_grant(email=f"unknown{n}@example.org")
+            r = post(live, attempt, headers={"X-Forwarded-For": "203.0.113.7"})
+            assert r.status_code == 400
+        other = post(live, world.password_grant(), headers={"X-Forwarded-For": "198.51.100.2"})
+    if trusted:
+        assert other.status_code == 200, other.text
+    else:
+        assert_oauth_error(other, 429, "slow_down")
+    seen = {
+        orjson.loads(r.getMessage())["remote_addr"]
+        for r in caplog.records
+        if r.name == "artcat.access"
+    }
+    assert seen == ({"203.0.113.7", "198.51.100.2"} if trusted else {"127.0.0.1"})
 
 
 def test_unknown_email_costs_what_a_wrong_password_costs(

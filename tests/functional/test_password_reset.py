@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from common.models import Token
 from common.settings import AuthSettings, Settings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
+from tests.functional.process_support import free_port
 from tests.pages import Account, form, make_account, serving, sign_in, text
 
 NEW_PASSWORD = "Water lilies 1899"
@@ -55,13 +55,6 @@ class Inbox:
                     raise AssertionError(f"{len(self.messages)} of {count} messages arrived")
                 self._arrived.wait(left)
             return list(self.messages)
-
-
-def free_port() -> int:
-    """Return a port that is free on the loopback interface right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
