@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from common.catalog_version import announce_catalog_change
 from common.settings import AuthSettings, ResourceSettings, Settings
 
 
@@ -70,6 +71,7 @@ def load_demo_cmd(seed: int, artworks: int) -> None:
     settings = _settings()
     upgrade(settings)
     report = load_demo(make_engine(settings), settings, seed=seed, artworks=artworks)
+    announce_catalog_change(settings)
     click.echo(report.summary())
     creds = demo_credentials(settings)
     click.echo(f"demo client id: {creds.client_id}\ndemo client secret: {creds.client_secret}")
@@ -86,6 +88,7 @@ def load_tate_cmd(path: Path, no_progress: bool) -> None:
     settings = _settings()
     upgrade(settings)
     report = load_tate(make_engine(settings), path, progress=not no_progress)
+    announce_catalog_change(settings)
     click.echo(report.summary())
 
 
@@ -100,6 +103,7 @@ def load_cmoa_cmd(path: Path, no_progress: bool) -> None:
     settings = _settings()
     upgrade(settings)
     report = load_cmoa(make_engine(settings), path, progress=not no_progress)
+    announce_catalog_change(settings)
     click.echo(report.summary())
 
 
@@ -122,6 +126,57 @@ def search_reindex() -> None:
     engine = make_engine(settings)
     click.echo(reindex(engine).summary())
     click.echo(", ".join(f"{n:,} {kind}" for kind, n in sorted(stats(engine).items())))
+
+
+# -- staging -----------------------------------------------------------------------------------
+
+
+@main.group()
+def staging() -> None:
+    """Manage a staging instance."""
+
+
+@staging.command("rebuild")
+@click.option(
+    "--from",
+    "source_url",
+    required=True,
+    envvar="PRODUCTION_DATABASE_URL",
+    show_envvar=True,
+    help="Production's database URL (read only, in one snapshot).",
+)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation (for a nightly job).")
+@click.option("--batch-size", default=2000, show_default=True, type=click.IntRange(1, 100_000))
+def staging_rebuild(source_url: str, yes: bool, batch_size: int) -> None:
+    """Replace EVERYTHING in this (staging) database with production's public catalog.
+
+    The target is this instance's DATABASE_URL, which must have ENVIRONMENT=staging. Users,
+    credentials, private collections and bids are not copied (see common/staging_policy.py).
+    """
+    from redis.exceptions import RedisError
+    from sqlalchemy.exc import OperationalError
+
+    from common.staging import StagingError, check_target, describe, rebuild
+
+    settings = _settings()
+    try:
+        check_target(settings)
+        if not yes:
+            click.confirm(
+                f"This deletes everything in {describe(settings.sqlalchemy_url)} (applications, "
+                "users and tokens included) and replaces it with production's public catalog. "
+                "Continue?",
+                abort=True,
+            )
+        report = rebuild(source_url, settings, batch_size=batch_size)
+    except StagingError as ex:
+        raise click.ClickException(str(ex)) from None
+    except (OperationalError, RedisError) as ex:  # nothing was committed
+        cause = getattr(ex, "orig", None) or ex
+        message = f"staging left unchanged: {type(cause).__name__}: {cause}"
+        raise click.ClickException(message) from None
+    for line in report.lines():
+        click.echo(line)
 
 
 # -- accounts ----------------------------------------------------------------------------------
@@ -248,27 +303,39 @@ def users_create(email: str, name: str, as_json: bool) -> None:
     default=1,
     show_default=True,
     type=click.IntRange(1, 64),
-    help="Processes sharing the port, each pinned to one core (one per core is the rule).",
+    help="Processes sharing the port, each pinned to one core (one per core is the rule). "
+    "One process is pinned too: its threads on several cores would convoy on the GIL.",
 )
 @click.option("--no-demo", is_flag=True, help="Do not load the demo data on first start.")
 def serve(service: str, host: str, port: int, threads: int, workers: int, no_demo: bool) -> None:
-    """Serve both services on one port (all), or one of them."""
+    """Serve both services on one port (all), or one of them.
+
+    SIGTERM (or Ctrl-C) stops gracefully: new connections are refused, the requests in flight
+    are answered (for at most SHUTDOWN_GRACE seconds), then the process exits.
+    """
     from common.launch import build_wsgi, first_start, print_banner
-    from common.serve import run_waitress
+    from common.observability import configure_logging
+    from common.serve import proxy_options, run_waitress
 
     auth_settings = AuthSettings.from_env()
     resource_settings = ResourceSettings.from_env()
+    configure_logging(resource_settings.log_level, access=resource_settings.access_log)
     demo = first_start(auth_settings, load_demo_data=service == "all" and not no_demo)
     url = resource_settings.public_url or f"http://{host}:{port}"
+    grace = resource_settings.shutdown_grace
+    from common.workers import pin_to_one_core, serve_workers
+
     if workers == 1:
-        app = build_wsgi(service, auth_settings, resource_settings)
+        app = build_wsgi(service, auth_settings, resource_settings)  # an embedded Redis: unpinned
         print_banner(service, url, demo)
-        run_waitress(app, host, port, threads=threads)
+        pin_to_one_core()  # before waitress starts its threads, which inherit the affinity
+        run_waitress(
+            app, host, port, threads=threads, grace=grace, **proxy_options(resource_settings)
+        )
         return
     from common.redis_store import connect_redis
-    from common.workers import serve_workers
 
-    if not resource_settings.redis_url:
+    if resource_settings.embedded_redis:
         connect_redis(resource_settings)  # the parent owns the embedded server; workers reuse it
     print_banner(f"{service} ({workers} workers)", url, demo)
     serve_workers(
@@ -277,6 +344,9 @@ def serve(service: str, host: str, port: int, threads: int, workers: int, no_dem
         port,
         workers=workers,
         threads=threads,
+        grace=grace,
+        metrics_dir=resource_settings.metrics_dir,
+        options=proxy_options(resource_settings),
     )
 
 
