@@ -1,11 +1,13 @@
-"""Fixtures and helpers of the catalog tests: the demo catalog over real HTTP, with tokens."""
+"""Fixtures and helpers of the catalog tests: the demo catalog over real HTTP, with tokens; and
+``race``, concurrent requests released together."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import requests
@@ -16,9 +18,12 @@ from common.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
 from common.models import Application, User
 from common.settings import Settings
 from common.stores import Stores
+from tests.functional import process_support
 from tests.functional.conftest import LiveServer
+from tests.functional.process_support import HasURL
 
 ZERO_ID = "0" * 24
+T = TypeVar("T")
 
 
 @dataclass
@@ -74,16 +79,12 @@ def issue_user_token(stores: Stores, application_id: str, user_id: str) -> str:
     return issued.value
 
 
-def xapp_token(auth: LiveServer, settings: Settings) -> str:
-    """Get an XAPP token for the demo application over HTTP."""
+def xapp_token(auth: HasURL, settings: Settings) -> str:
+    """Get an XAPP token for the demo application (of ``settings``' secret key) over HTTP."""
     creds = demo_credentials(settings)
-    r = requests.post(
-        f"{auth.url}/api/tokens/xapp_token",
-        data={"client_id": creds.client_id, "client_secret": creds.client_secret},
-        timeout=10,
+    return process_support.xapp_token(
+        auth, {"client_id": creds.client_id, "client_secret": creds.client_secret}
     )
-    assert r.status_code == 201, r.text
-    return str(r.json()["token"])
 
 
 @pytest.fixture
@@ -129,17 +130,20 @@ def catalog(
 
 @contextmanager
 def counting(engine: Engine) -> Iterator[list[str]]:
-    """Collect the SQL statements run on ``engine`` inside the block."""
+    """Collect the SQL statements run on ``engine``'s database inside the block: on any engine
+    of the process, the read-only one (``common.db.read_engine``) included."""
     statements: list[str] = []
+    database = str(engine.url)
 
-    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
+    def record(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if str(conn.engine.url) == database:
+            statements.append(statement)
 
-    event.listen(engine, "before_cursor_execute", record)
+    event.listen(Engine, "before_cursor_execute", record)
     try:
         yield statements
     finally:
-        event.remove(engine, "before_cursor_execute", record)
+        event.remove(Engine, "before_cursor_execute", record)
 
 
 def walk_pages(
@@ -153,3 +157,35 @@ def walk_pages(
         body = catalog.ok(body["_links"]["next"]["href"], headers)
         items += body["_embedded"][plural]
     return items
+
+
+def race(
+    url: str, count: int, send: Callable[[requests.Session, int], T], *, timeout: float = 30
+) -> list[T]:
+    """Run ``send(http, n)`` from ``count`` threads released together; return what each returned,
+    in order of ``n``.
+
+    Each thread connects (``/healthz`` at ``url``) on its own session before the release, so
+    the requests under test start at once; ``timeout`` guards the connection and the release,
+    and three times it the threads.
+    """
+    barrier = threading.Barrier(count)
+    results: dict[int, T] = {}
+    failures: list[BaseException] = []
+
+    def run(n: int) -> None:
+        try:
+            with requests.Session() as http:
+                http.get(f"{url}/healthz", timeout=timeout)  # connect before the race
+                barrier.wait(timeout=timeout)
+                results[n] = send(http, n)
+        except BaseException as ex:  # reported below, not lost in the thread
+            failures.append(ex)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=3 * timeout)
+    assert not failures and not any(t.is_alive() for t in threads), failures
+    return [results[n] for n in range(count)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -18,10 +19,15 @@ from sqlalchemy.orm import Session, sessionmaker
 from waitress.server import create_server
 
 from auth_server.app import create_app as create_auth
+from common.graceful import Stop, serve_until_stopped
+from common.observability import METRICS_PATH
 from common.serve import WAITRESS_OPTIONS, PathDispatcher, quiet_waitress_logs
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
+from tests.conftest import truncate_all
+from tests.functional import log_secrets
+from tests.functional.process_support import RedisServer, private_redis
 from tests.openapi_check import check_response
 
 if TYPE_CHECKING:
@@ -40,37 +46,34 @@ class LiveServer:
     url: str
     server: Any
     thread: threading.Thread
-    stopping: threading.Event
+    stopping: Stop
 
     def stop(self) -> None:
-        """Stop serving and wait for the thread."""
-        self.stopping.set()
-        self.server.close()
+        """Stop serving (the loop notices within a poll) and wait for the thread."""
+        self.stopping()
         self.thread.join(timeout=10)
+        if self.thread.is_alive():
+            raise RuntimeError(f"the server at {self.url} did not stop within 10 s")
 
 
-def _serve(server: Any, stopping: threading.Event) -> None:
-    """Run the server loop; closing it from another thread may break the loop's select."""
-    try:
-        server.run()
-    except (OSError, ValueError):
-        if not stopping.is_set():
-            raise
+def _serve(server: Any, stopping: Stop) -> None:
+    """Run the server loop until ``stopping`` is called, then drain briefly and close."""
+    serve_until_stopped(server, grace=2.0, stop=stopping)
 
 
-def start_server(app: Any, *, deadline: float = 10.0) -> LiveServer:
-    """Start ``app`` on a free loopback port and wait (up to a deadline) until it accepts."""
+def start_server(app: Any, *, deadline: float = 10.0, **options: Any) -> LiveServer:
+    """Start ``app`` on a free loopback port and wait (up to a deadline) until it accepts.
+
+    ``options`` are more waitress options (``common.serve.proxy_options``, say)."""
     quiet_waitress_logs()
     server = create_server(
         app,
         host="127.0.0.1",
         port=0,
-        threads=4,
-        clear_untrusted_proxy_headers=True,
-        **WAITRESS_OPTIONS,
+        **{"threads": 4, "clear_untrusted_proxy_headers": True, **WAITRESS_OPTIONS, **options},
     )
     port = server.effective_port
-    stopping = threading.Event()
+    stopping = Stop()
     thread = threading.Thread(target=_serve, args=(server, stopping), daemon=True)
     thread.start()
     end = time.monotonic() + deadline
@@ -140,6 +143,29 @@ def combined_server(
     live.stop()
 
 
+def forget_sign_in_throttle(redis: Redis, prefix: str) -> None:
+    """Forget the sign-in attempts counted under ``prefix`` (tests that sign in with wrong
+    passwords again and again would leave later tests throttled: the servers share Redis)."""
+    for key in redis.scan_iter(f"{prefix}:limits*", count=1000):
+        redis.delete(key)
+
+
+@pytest.fixture(scope="module")
+def module_db(engine: Engine) -> Iterator[Engine]:
+    """An empty database for a module whose servers run as processes (emptied afterwards)."""
+    truncate_all(engine)
+    yield engine
+    truncate_all(engine)
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    """A redis-server of the module's own, which its tests may stop, flush and restart
+    (skips the module when there is no redis-server)."""
+    with private_redis() as server:
+        yield server
+
+
 @pytest.fixture(autouse=True)
 def responses_match_the_openapi_document(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Check every response of the servers under test against the OpenAPI document."""
@@ -148,8 +174,10 @@ def responses_match_the_openapi_document(monkeypatch: pytest.MonkeyPatch) -> Ite
 
     def send(self: requests.Session, request: requests.PreparedRequest, **kw: Any) -> Any:
         response = original(self, request, **kw)
+        log_secrets.harvest(request, response)
         url = urlsplit(request.url or "")
-        if url.hostname == "127.0.0.1" and url.port in CHECKED_PORTS:
+        # /metrics is the operator's, outside the API (and its document).
+        if url.hostname == "127.0.0.1" and url.port in CHECKED_PORTS and url.path != METRICS_PATH:
             content_type = response.headers.get("Content-Type", "")
             body: Any = None
             if "json" in content_type and response.content:
@@ -167,6 +195,25 @@ def responses_match_the_openapi_document(monkeypatch: pytest.MonkeyPatch) -> Ite
     monkeypatch.setattr(requests.Session, "send", send)
     yield
     assert not problems, "responses that break the OpenAPI document:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_secret_in_any_log_line() -> Iterator[None]:
+    """Capture every log line of the run (access lines included); fail if one holds a secret.
+
+    The secrets are those the requests of the run carried or received (see ``log_secrets``).
+    """
+    capture = log_secrets.LogCapture()
+    root = logging.getLogger()
+    root.addHandler(capture)
+    artcat = logging.getLogger("artcat")
+    previous = artcat.level
+    artcat.setLevel(logging.INFO)  # access and audit lines are INFO
+    yield
+    artcat.setLevel(previous)
+    root.removeHandler(capture)
+    found = log_secrets.leaks(capture.lines + log_secrets.log_file_lines(), log_secrets.SECRETS)
+    assert not found, "secrets in the logs of the run:\n" + "\n".join(found[:20])
 
 
 # -- the /oauth2/authorize tests' fixtures (files may define their own of the same name) --

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -12,9 +13,11 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import CollectionItem
-from common.settings import Settings
+from common.settings import ResourceSettings, Settings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
+from resource_server.app import create_app as create_resource
+from tests.functional.catalog_support import race
+from tests.functional.conftest import LiveServer, start_server
 from tests.functional.user_api_support import (
     TIMEOUT,
     Caller,
@@ -272,23 +275,53 @@ def test_a_page_of_items_costs_at_most_three_queries(
         assert len(statements) <= 3, statements
 
 
+ADDERS = 100
+
+
+@pytest.fixture
+def racing_server(resource_settings: ResourceSettings, stores: Stores) -> Iterator[LiveServer]:
+    """A resource server over real HTTP with a thread per request of the race, so that every
+    add runs at once (the shared test server has 4 threads: it would queue most of them)."""
+    live = start_server(
+        create_resource(resource_settings, stores),
+        threads=ADDERS,
+        connection_limit=2 * ADDERS,  # waitress's default, 100, counts its own too
+    )
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
 def test_concurrent_adds_get_positions_one_to_n(
-    resource_server: LiveServer, pair: tuple[Caller, Caller], sessions: sessionmaker[Session]
+    racing_server: LiveServer, pair: tuple[Caller, Caller], sessions: sessionmaker[Session]
 ) -> None:
     me, _ = pair
-    base = resource_server.url
-    works = add_artworks(sessions, 100)
-    with ThreadPoolExecutor(max_workers=20) as pool:
-        statuses = list(pool.map(lambda w: add(base, me, w).status_code, works))
-    assert statuses == [201] * 100
+    base = racing_server.url
+    works = add_artworks(sessions, ADDERS)
+    url = f"{base}/api/collection_items"
+    scope = {"collection_id": me.default_collection, "user_id": me.id}
+
+    def add_one(http: requests.Session, n: int) -> int:
+        r = http.post(
+            url, params=scope, data={"artwork_id": works[n]}, headers=me.headers, timeout=TIMEOUT
+        )
+        return r.status_code
+
+    assert race(base, ADDERS, add_one, timeout=TIMEOUT) == [201] * ADDERS
+    # Positions are exactly 1..100 (``ordered`` checks it): none lost, none doubled.
     assert sorted(ordered(sessions, me.default_collection)) == sorted(works)
     # The same artwork added concurrently: exactly one succeeds, the rest are clear 400s.
     (same,) = add_artworks(sessions, 1)
-    with ThreadPoolExecutor(max_workers=10) as pool:
-        statuses = list(pool.map(lambda _: add(base, me, same).status_code, range(10)))
-    assert sorted(statuses) == [201] + [400] * 9
-    assert positions(sessions, me.default_collection)[same] == 101
-    wait_until_idle(resource_server)
+
+    def add_same(http: requests.Session, _n: int) -> int:
+        r = http.post(
+            url, params=scope, data={"artwork_id": same}, headers=me.headers, timeout=TIMEOUT
+        )
+        return r.status_code
+
+    assert sorted(race(base, 10, add_same, timeout=TIMEOUT)) == [201] + [400] * 9
+    assert positions(sessions, me.default_collection)[same] == ADDERS + 1
 
 
 def test_concurrent_moves_adds_and_removes_keep_positions_contiguous(

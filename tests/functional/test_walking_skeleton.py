@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.settings import Settings
 from tests import factories
 from tests.functional.conftest import LiveServer
+from tests.functional.process_support import xapp_token
 
 INVALID = {"type": "auth_error", "message": "The access token is invalid or has expired."}
 
@@ -27,11 +28,7 @@ def client(
         return {"client_id": new.application.client_id, "client_secret": new.client_secret}
 
 
-def xapp(auth: LiveServer, creds: dict[str, str]) -> str:
-    """Get an XAPP token over HTTP."""
-    r = requests.post(f"{auth.url}/api/tokens/xapp_token", data=creds, timeout=10)
-    assert r.status_code == 201, r.text
-    return str(r.json()["token"])
+xapp = xapp_token  # the name this module and test_protocol, test_token_contract use
 
 
 def add_artists(sessions: sessionmaker[Session], n: int) -> list[str]:

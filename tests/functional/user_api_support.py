@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import requests
-from sqlalchemy import Engine, event, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.ids import new_id
@@ -18,6 +16,7 @@ from common.models import Artwork, Collection, Sale
 from common.settings import Settings
 from common.stores import Stores
 from tests import factories
+from tests.functional.catalog_support import counting
 from tests.functional.conftest import LiveServer
 
 _seq = itertools.count(1)
@@ -113,19 +112,8 @@ def add_sale(sessions: sessionmaker[Session]) -> str:
     return sale.id
 
 
-@contextmanager
-def count_queries(engine: Engine) -> Iterator[list[str]]:
-    """Record every SQL statement the engine runs inside the block."""
-    statements: list[str] = []
-
-    def record(_c: Any, _cur: Any, statement: str, *_args: Any) -> None:
-        statements.append(statement)
-
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield statements
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
+# Every statement a request runs, on the read-write and the read-only engine alike.
+count_queries = counting
 
 
 def walk(url: str, headers: dict[str, str], plural: str) -> tuple[list[dict[str, Any]], int]:

@@ -1,0 +1,144 @@
+"""Revocation across processes: two `artcat serve resource` processes and one `artcat serve auth`
+on one database and one Redis. Once ``DELETE /api/tokens/access_token`` has returned, neither
+resource process accepts the token again, even while Redis is being flushed under it (every
+lookup then reads through from SQL, racing the expiry)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import requests
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from common.settings import AuthSettings, Settings
+from resource_server.errors import INVALID_TOKEN
+from tests.functional.oauth_support import World, make_world
+from tests.functional.process_support import (
+    REQUEST_TIMEOUT,
+    Call,
+    Load,
+    RedisServer,
+    Service,
+    password_token,
+    running,
+    service_env,
+)
+
+pytestmark = pytest.mark.functional
+
+
+@pytest.fixture(scope="module")
+def world(module_db: Engine, sessions: sessionmaker[Session], auth_settings: AuthSettings) -> World:
+    """An application and a user with a password."""
+    return make_world(sessions, auth_settings)
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    world: World,
+    redis_server: RedisServer,
+    base_settings: Settings,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[list[Service]]:
+    """Two resource processes and one auth process (separate processes, separate ports)."""
+    instance = tmp_path_factory.mktemp("revocation")
+    env = service_env(
+        base_settings,
+        database_url=base_settings.sqlalchemy_url,
+        redis_url=redis_server.url,
+        instance_dir=instance,
+    )
+    with running(
+        [("resource", env), ("resource", env), ("auth", env)], instance / "logs"
+    ) as services:
+        yield services
+
+
+class Flusher:
+    """A thread that empties Redis over and over, so that lookups read through from SQL."""
+
+    def __init__(self, server: RedisServer, *, enabled: bool) -> None:
+        self.client = server.client()
+        self.enabled = enabled
+        self.flushes = 0
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Flusher:
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop flushing (once the current flush is done)."""
+        self._stopping.set()
+        if self.enabled:
+            self._thread.join(timeout=10)
+            assert not self._thread.is_alive(), "the flusher hung"
+
+    def wait_for(self, flushes: int, deadline: float = 30.0) -> None:
+        """Return once at least ``flushes`` flushes happened (at once when not flushing)."""
+        end = time.monotonic() + deadline
+        while self.enabled and self.flushes < flushes:
+            assert time.monotonic() < end, f"only {self.flushes} flushes in {deadline} s"
+            time.sleep(0.005)
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self.client.flushall()  # a private server: nobody else's data
+            self.flushes += 1
+            time.sleep(0.005)
+
+
+MIN_FLUSHES = 20
+
+
+@pytest.mark.parametrize("redis_state", ["cached", "flushed-until-revoked", "flushed-throughout"])
+def test_no_request_started_after_the_delete_returned_is_accepted(
+    cluster: list[Service], world: World, redis_server: RedisServer, redis_state: str
+) -> None:
+    first, second, auth = cluster
+    token = password_token(auth, world.password_grant())
+    calls = [
+        Call(name, "GET", f"{svc.url}/api/current_user", {"X-Access-Token": token})
+        for name, svc in (("first", first), ("second", second))
+    ]
+    flushing = redis_state != "cached"
+    with Load(calls, threads=8) as load, Flusher(redis_server, enabled=flushing) as flusher:
+        load.wait_for(40, since=0)
+        flusher.wait_for(MIN_FLUSHES)  # the race under test really ran
+        r = requests.delete(
+            f"{auth.url}/api/tokens/access_token",
+            headers={"X-Access-Token": token},
+            timeout=REQUEST_TIMEOUT,
+        )
+        returned_at = time.monotonic()
+        assert r.status_code == 200, r.text
+        if redis_state == "flushed-until-revoked":
+            # Read-throughs were in flight as the token expired; none may write it back over
+            # the tombstone (SET NX), which now stays.
+            flusher.stop()
+        load.wait_for(40, since=returned_at)
+    outcomes = load.stop()
+    assert flusher.flushes >= MIN_FLUSHES or not flushing
+    before = [o for o in outcomes if o.ended < returned_at]
+    after = [o for o in outcomes if o.started > returned_at]
+    for name in ("first", "second"):
+        # Both processes accepted the token before, and both were asked after.
+        assert any(o.status == 200 for o in before if o.call.label == name)
+        assert sum(o.call.label == name for o in after) >= 10
+    # Not one request started after the DELETE returned was accepted, by either process.
+    accepted = [o.describe() for o in after if o.status != 401]
+    assert accepted == []
+    assert all(o.body == {"type": "auth_error", "message": INVALID_TOKEN} for o in after)
+    # Nothing but 200 (before) and 401 (from the expiry on): no 5xx while racing the flushes.
+    assert {o.status for o in outcomes} <= {200, 401}, [
+        o.describe() for o in outcomes if o.status not in (200, 401)
+    ]

@@ -1,0 +1,208 @@
+"""Generated requests (Schemathesis) for every operation of the OpenAPI document, over real HTTP.
+
+The document is loaded from the live combined server (``/api/openapi.json``). Each operation gets
+positive and negative cases, sent with a real token where its ``security`` asks for one (an XAPP
+token where any token will do, a user token where only a user's will), and every answer must be
+below 500, carry a documented status and content type, and match its documented schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from redis import Redis
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+from sqlalchemy import Engine, select
+
+from common.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
+from common.models import (
+    Application,
+    Artist,
+    Artwork,
+    Bidder,
+    Collection,
+    CollectionItem,
+    Edition,
+    Fair,
+    Gene,
+    Image,
+    Partner,
+    Profile,
+    Sale,
+    SaleArtwork,
+    Show,
+    User,
+)
+from common.settings import Settings
+from common.stores import Stores
+from tests import factories
+from tests.conftest import truncate_all
+from tests.functional import log_secrets
+from tests.functional.catalog_support import issue_user_token, xapp_token
+from tests.functional.conftest import LiveServer, forget_sign_in_throttle
+from tests.openapi_check import document
+
+# Examples per operation: 126 operations x up to 25 examples; operations without parameters
+# exhaust their cases sooner (the total is asserted below).
+MAX_EXAMPLES = 25
+MIN_REQUESTS = 2000
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+OPERATIONS = [
+    (method.upper(), path) for path, ops in document()["paths"].items() for method in sorted(ops)
+]
+ITEMS: dict[str, Any] = {
+    "/api/artists/{id}": Artist,
+    "/api/artworks/{id}": Artwork,
+    "/api/bidders/{id}": Bidder,
+    "/api/collection_items/{id}": CollectionItem,
+    "/api/collections/{id}": Collection,
+    "/api/editions/{id}": Edition,
+    "/api/fairs/{id}": Fair,
+    "/api/genes/{id}": Gene,
+    "/api/images/{id}": Image,
+    "/api/partners/{id}": Partner,
+    "/api/profiles/{id}": Profile,
+    "/api/sale_artworks/{id}": SaleArtwork,
+    "/api/sales/{id}": Sale,
+    "/api/shows/{id}": Show,
+    "/api/users/{id}": User,
+}
+# Requests sent per operation (the last test checks the total when every operation ran).
+SENT: dict[str, int] = {}
+
+
+@dataclass(frozen=True)
+class World:
+    """The live schema, the demo client's credentials and the tokens the cases are sent with."""
+
+    schema: Any
+    client_id: str
+    client_secret: str
+    xapp: str
+    user: str
+    ids: dict[str, list[str]]  # item path -> ids of rows that exist
+
+
+@pytest.fixture(scope="module")
+def world(
+    engine: Engine,
+    base_settings: Settings,
+    stores: Stores,
+    redis_client: Redis,
+    auth_server: LiveServer,
+    combined_server: LiveServer,
+) -> Iterator[World]:
+    """The demo catalog (read by the list operations) and the schema served by the live server."""
+    truncate_all(engine)
+    load_demo(engine, base_settings, seed=1, artworks=60)
+    creds = demo_credentials(base_settings)
+    with stores.sessions() as s:
+        app_id = s.scalar(select(Application.id).where(Application.client_id == creds.client_id))
+        user_id = s.scalar(select(User.id).where(User.email == DEMO_EMAIL))
+        ids = {
+            path: list(s.scalars(select(model.id).order_by(model.id).limit(8)))
+            for path, model in ITEMS.items()
+        }
+    assert app_id and user_id
+    with stores.sessions() as s, s.begin():
+        # Applications the generated writes may change or delete: not the one of the tokens.
+        owner = s.get_one(User, user_id)
+        ids["/api/applications/{id}"] = [
+            factories.application(s, owner).application.id for _ in range(3)
+        ]
+    ids["/api/user_details/{id}"] = [user_id]
+    schema = schemathesis.openapi.from_url(f"{combined_server.url}/api/openapi.json")
+    known_secrets = set(log_secrets.SECRETS)
+    yield World(
+        schema=schema,
+        client_id=creds.client_id,
+        client_secret=creds.client_secret,
+        xapp=xapp_token(auth_server, base_settings),
+        user=issue_user_token(stores, app_id, user_id),
+        ids=ids,
+    )
+    truncate_all(engine)
+    log_secrets.forget_generated(known_secrets)
+    # Sign-in attempts with the real client count against the login throttle of every test
+    # server: forget them, so later tests start with a fresh allowance.
+    forget_sign_in_throttle(redis_client, base_settings.redis_prefix)
+
+
+def auth_headers(world: World, security: list[dict[str, Any]] | None) -> dict[str, str]:
+    """Return the token header an operation's security asks for (none when it asks for none)."""
+    schemes = {name for requirement in security or [] for name in requirement}
+    if "xappToken" in schemes:
+        return {"X-Xapp-Token": world.xapp}
+    if schemes:
+        return {"X-Access-Token": world.user}
+    return {}
+
+
+def with_real_client(world: World, case: Any) -> None:
+    """Put the demo application's real credentials in a generated body that names a client."""
+    if isinstance(case.body, dict) and "client_id" in case.body:
+        case.body["client_id"] = world.client_id
+        case.body["client_secret"] = world.client_secret
+
+
+@pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
+def test_generated_requests_get_documented_answers(world: World, method: str, path: str) -> None:
+    operation = world.schema[path][method]
+    headers = auth_headers(world, document()["paths"][path][method.lower()].get("security"))
+    strategies = [
+        operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
+        operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
+    ]
+    if world.ids.get(path):
+        # Ids that exist, so the item representations are generated and checked too.
+        strategies.append(
+            st.sampled_from(world.ids[path]).flatmap(
+                lambda id_: operation.as_strategy(path_parameters={"id": id_})
+            )
+        )
+    cases = st.one_of(strategies)
+    label = f"{method} {path}"
+    SENT[label] = 0
+
+    @given(case=cases, real_client=st.booleans())
+    @settings(
+        max_examples=MAX_EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    def run(case: Any, real_client: bool) -> None:
+        if real_client:
+            with_real_client(world, case)
+        with requests.Session() as session:
+            response = case.call(session=session, headers=headers, timeout=30)
+        SENT[label] += 1
+        case.validate_response(response, checks=CHECKS, headers=headers)
+
+    run()
+    assert SENT[label] > 0
+
+
+def test_at_least_two_thousand_generated_requests() -> None:
+    if len(SENT) < len(OPERATIONS):
+        pytest.skip("only a selection of the generated tests ran")
+    assert sum(SENT.values()) >= MIN_REQUESTS, SENT

@@ -1,0 +1,253 @@
+"""compose.yaml, checked without a Docker engine: commands, settings, health, order, routing.
+
+Every ``artcat`` command a service runs must parse (options included) against the real command
+line; every variable it sets must be a setting; the proxy must route each path to the service
+``common.serve.is_auth_path`` (the ``serve all`` dispatcher) gives it, and every route of both
+apps must be reachable through it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+import falcon.inspect
+import pytest
+import yaml
+from redis import Redis
+
+from auth_server.app import create_app as create_auth_app
+from common.cli import main
+from common.serve import AUTH_PREFIXES, is_auth_path
+from common.settings import AuthSettings, ResourceSettings, Settings
+from common.stores import Stores
+from resource_server.app import create_app as create_resource_app
+
+ROOT = Path(__file__).resolve().parents[2]
+APP_SERVICES = ("migrate", "auth", "resource")
+# Paths each service answers for itself (health and readiness probes); the proxy need not.
+PROBES = {"/healthz", "/readyz", "/metrics"}
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    """Return compose.yaml, parsed (YAML merge keys resolved)."""
+    data: dict[str, Any] = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    return data
+
+
+def services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Return the services."""
+    found: dict[str, dict[str, Any]] = compose["services"]
+    return found
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+def artcat_invocations(command: list[str] | str) -> list[list[str]]:
+    """Return the argument lists of every ``artcat`` run by a command (exec or shell form)."""
+    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    if argv[:1] in (["sh"], ["bash"]) and argv[1:2] == ["-c"]:
+        steps = re.split(r"&&|\|\||;", argv[2])
+        return [words[1:] for step in steps if (words := shlex.split(step))[:1] == ["artcat"]]
+    return [argv[1:]] if argv[:1] == ["artcat"] else []
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """An ``artcat`` command line resolved through click: the command path and its parameters."""
+
+    path: tuple[str, ...]
+    params: dict[str, Any]
+
+
+def resolve(args: list[str]) -> Resolved:
+    """Resolve arguments to a leaf command and parse its options (click raises on any error)."""
+    command: click.Command = main
+    ctx = click.Context(main, info_name="artcat")
+    path = ["artcat"]
+    rest = list(args)
+    while isinstance(command, click.Group):
+        assert not command.params, "group options are not parsed here"
+        name, sub, rest = command.resolve_command(ctx, rest)
+        assert name is not None and sub is not None
+        path.append(name)
+        command = sub
+        ctx = click.Context(command, info_name=name, parent=ctx)
+    leaf = command.make_context(path[-1], rest, parent=ctx.parent, resilient_parsing=False)
+    return Resolved(tuple(path), dict(leaf.params))
+
+
+def test_resolve_rejects_unknown_commands_and_options() -> None:
+    assert resolve(["db", "upgrade"]) == Resolved(("artcat", "db", "upgrade"), {"revision": "head"})
+    for bad in (["db", "upgrad"], ["serve", "auth", "--hots", "x"], ["serve", "nothing"]):
+        with pytest.raises(click.UsageError):
+            resolve(bad)
+    assert artcat_invocations(["sh", "-c", "pip install . && artcat db upgrade"]) == [
+        ["db", "upgrade"]
+    ]
+
+
+def test_every_app_service_runs_a_real_artcat_command(compose: dict[str, Any]) -> None:
+    resolved = {}
+    for name in APP_SERVICES:
+        runs = artcat_invocations(services(compose)[name]["command"])
+        assert runs, f"{name} runs no artcat command"
+        for args in runs:
+            resolved[name] = resolve(args)  # raises on an unknown command or option
+    assert resolved["migrate"].path == ("artcat", "db", "upgrade")
+    for name in ("auth", "resource"):
+        serve = resolved[name]
+        assert serve.path == ("artcat", "serve") and serve.params["service"] == name
+        assert serve.params["host"] == "0.0.0.0"  # noqa: S104 - the proxy reaches it
+
+
+# -- environment -------------------------------------------------------------------------------
+
+
+def setting_names() -> set[str]:
+    """Return every variable ``from_env`` reads: the upper-cased field names of the settings."""
+    return {
+        f.name.upper()
+        for cls in (Settings, AuthSettings, ResourceSettings)
+        for f in dataclasses.fields(cls)
+    }
+
+
+def test_every_variable_set_is_a_setting(compose: dict[str, Any]) -> None:
+    known = setting_names()
+    for name in APP_SERVICES:
+        env = services(compose)[name].get("environment", {})
+        names = set(env) if isinstance(env, dict) else {item.split("=")[0] for item in env}
+        assert names, name
+        assert names - known == set(), f"{name} sets variables no setting reads"
+        assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PUBLIC_URL"} <= names, name
+
+
+# -- health and start order --------------------------------------------------------------------
+
+
+def test_health_checks(compose: dict[str, Any]) -> None:
+    svc = services(compose)
+    for name in ("postgres", "redis", "auth", "resource"):
+        test = svc[name].get("healthcheck", {}).get("test")
+        assert test and test[0] in ("CMD", "CMD-SHELL"), name
+    for name in ("auth", "resource"):
+        probe = " ".join(svc[name]["healthcheck"]["test"])
+        port = resolve(artcat_invocations(svc[name]["command"])[0]).params["port"]
+        assert f"127.0.0.1:{port}/readyz" in probe, name
+
+
+def test_start_order(compose: dict[str, Any]) -> None:
+    svc = services(compose)
+    healthy = {"condition": "service_healthy"}
+    for name in APP_SERVICES:
+        deps = svc[name]["depends_on"]
+        assert deps.get("postgres") == healthy and deps.get("redis") == healthy, name
+    for name in ("auth", "resource"):
+        assert svc[name]["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+    assert svc["migrate"].get("restart") == "no"
+    assert svc["proxy"]["depends_on"] == {"auth": healthy, "resource": healthy}
+
+
+def test_the_image_is_built_not_installed_at_start(compose: dict[str, Any]) -> None:
+    # A read-only source mount cannot be pip-installed (setuptools writes into the tree), and
+    # installing on every start needs the network: the services run a built image.
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    for name in APP_SERVICES:
+        svc = services(compose)[name]
+        assert svc.get("build") == "." and "pip install" not in str(svc["command"]), name
+    for package in ("common", "auth_server", "resource_server", "migrations"):
+        assert f"COPY {package} " in dockerfile
+    assert "pyproject.toml README.md" in dockerfile  # the readme is part of the metadata
+
+
+# -- the proxy ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Location:
+    """An nginx location: exact (``=``) or prefix, and the upstream it proxies to."""
+
+    path: str
+    exact: bool
+    upstream: str
+
+
+def nginx(compose: dict[str, Any]) -> tuple[dict[str, str], list[Location]]:
+    """Parse the inline nginx config: upstreams (name -> server) and locations."""
+    conf = compose["configs"]["nginx"]["content"].replace("$$", "$")
+    upstreams = dict(re.findall(r"upstream\s+(\S+)\s*\{\s*server\s+(\S+?);\s*\}", conf))
+    locations = []
+    for modifier, path, body in re.findall(r"location\s+(\S+\s+)?(\S+)\s*\{([^}]*)\}", conf):
+        assert modifier.strip() in ("", "="), f"unsupported location modifier {modifier}"
+        upstream = re.fullmatch(r"\s*proxy_pass\s+http://([\w-]+);\s*", body)
+        assert upstream, f"location {path} must only proxy_pass to an upstream"
+        locations.append(Location(path, modifier.strip() == "=", upstream.group(1)))
+    return upstreams, locations
+
+
+def route(locations: list[Location], path: str) -> str:
+    """Return the upstream nginx picks: an exact match, else the longest matching prefix."""
+    for loc in locations:
+        if loc.exact and loc.path == path:
+            return loc.upstream
+    prefixes = [loc for loc in locations if not loc.exact and path.startswith(loc.path)]
+    return max(prefixes, key=lambda loc: len(loc.path)).upstream
+
+
+def test_upstreams_are_the_services(compose: dict[str, Any]) -> None:
+    upstreams, locations = nginx(compose)
+    assert upstreams == {"auth": "auth:8000", "resource": "resource:8000"}
+    assert {loc.upstream for loc in locations} == {"auth", "resource"}
+    assert services(compose)["proxy"]["configs"][0]["target"].startswith("/etc/nginx/conf.d/")
+
+
+def test_locations_agree_with_the_dispatcher(compose: dict[str, Any]) -> None:
+    _, locations = nginx(compose)
+    prefixes = {loc.path for loc in locations if not loc.exact}
+    assert set(AUTH_PREFIXES) <= prefixes and "/" in prefixes
+    for loc in locations:
+        if loc.path != "/":
+            assert (loc.upstream == "auth") == is_auth_path(loc.path), loc
+    samples = [loc.path for loc in locations] + [p.rstrip("/") for p in AUTH_PREFIXES]
+    samples += [p + "x" for p in AUTH_PREFIXES] + ["/", "/api", "/api/tokensx", "/accounts"]
+    for path in samples:
+        assert (route(locations, path) == "auth") == is_auth_path(path), path
+
+
+def _concrete(rule: str) -> str:
+    """Fill a route's variables (``<id>``, ``<path:x>``, ``{id}``) with a sample value."""
+    return re.sub(r"<[^>]+>|\{[^}]+\}", "x0", rule)
+
+
+def auth_routes() -> set[str]:
+    """Return the paths of the auth server's routes."""
+    stores = Stores(engine=None, sessions=None, redis=None, tokens=None)  # type: ignore[arg-type]
+    app = create_auth_app(AuthSettings(secret_key="x"), stores)
+    return {r.rule for r in app.url_map.iter_rules() if r.endpoint != "static"}
+
+
+def resource_routes() -> set[str]:
+    """Return the paths of the catalog's routes (building the app connects to nothing)."""
+    stores = Stores(engine=None, sessions=None, redis=Redis(), tokens=None)  # type: ignore[arg-type]
+    app = create_resource_app(ResourceSettings(secret_key="x"), stores)
+    return {r.path for r in falcon.inspect.inspect_routes(app)}
+
+
+def test_every_route_is_reachable_through_the_proxy(compose: dict[str, Any]) -> None:
+    _, locations = nginx(compose)
+    for service, rules in (("auth", auth_routes()), ("resource", resource_routes())):
+        public = {r for r in rules if r not in PROBES}
+        assert public, service
+        for rule in public:
+            assert route(locations, _concrete(rule)) == service, (service, rule)
+    assert {r for r in resource_routes() if r not in PROBES} == {
+        r for r in resource_routes() if r == "/api" or r.startswith("/api/")
+    }
