@@ -5,6 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 .DEFAULT_GOAL := help
 
@@ -15,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
 
-.PHONY: help install run test test-unit test-functional lint fmt typecheck migrate migration bench clean
+.PHONY: help install run test test-unit test-functional lint audit fmt typecheck migrate migration bench bench-search clean
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -39,6 +40,10 @@ lint: $(STAMP) ## Check style and types (ruff, mypy)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+audit: $(STAMP) ## Security audit: bandit on the code, pip-audit on the installed dependencies
+	$(BIN)/bandit -c pyproject.toml -r common auth_server resource_server --severity-level low --quiet
+	$(BIN)/python .ci/pip_audit.py
+
 fmt: $(STAMP) ## Format the code
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
@@ -49,7 +54,10 @@ migrate: $(STAMP) ## Apply the database migrations
 migration: $(STAMP) ## Generate a migration from the models: make migration m="what changed"
 	$(BIN)/python -c 'from alembic import command; from common.db import alembic_config, upgrade; from common.settings import Settings; s = Settings.from_env(); upgrade(s); command.revision(alembic_config(s), message="$(m)", autogenerate=True)'
 
-bench: $(STAMP) ## Run the search benchmark (see bench/README.md; needs the museum data loaded)
+bench: $(STAMP) ## Run the HTTP benchmark against a falcon baseline (bench/README.md; needs wrk and the museum data)
+	$(BIN)/python bench/http_bench.py $(BENCH_ARGS)
+
+bench-search: $(STAMP) ## Run the search benchmark (bench/README.md; needs the museum data loaded)
 	$(BIN)/python bench/search_bench.py
 
 clean: ## Remove the virtual environment and caches (keeps ./instance)
