@@ -1,0 +1,49 @@
+"""The baseline of the HTTP benchmark: a falcon hello-world JSON app.
+
+It is served by the project's own serving code (``common.workers.serve_workers``: pinned waitress
+processes sharing one port), so the service and its baseline differ only in what the app does.
+
+    python bench/hello_app.py --port 8100 --workers 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import falcon
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common.workers import serve_workers
+
+
+class Hello:
+    """Answer a small JSON document."""
+
+    def on_get(self, _req: falcon.Request, resp: falcon.Response) -> None:
+        """Say hello."""
+        resp.media = {"hello": "world"}
+
+
+def build_app() -> falcon.App:
+    """Build the hello-world app."""
+    app = falcon.App()
+    app.add_route("/hello", Hello())
+    return app
+
+
+def main() -> None:
+    """Serve the baseline until SIGTERM."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8100)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=4)
+    args = parser.parse_args()
+    serve_workers(build_app, args.host, args.port, workers=args.workers, threads=args.threads)
+
+
+if __name__ == "__main__":
+    main()
