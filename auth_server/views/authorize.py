@@ -31,17 +31,9 @@ from auth_server.web import (
     page,
     sign_in_redirect,
 )
+from common.authorize_params import AUTHORIZE_PARAMS
 from common.models import Application, User
 
-OAUTH_PARAMS = (
-    "client_id",
-    "redirect_uri",
-    "response_type",
-    "state",
-    "scope",
-    "code_challenge",
-    "code_challenge_method",
-)
 ALLOWED_SCOPES = frozenset({"offline_access"})
 STATE_MAX = 1024
 # RFC 7636 4.2: BASE64URL(SHA256(verifier)) is exactly 43 characters.
@@ -140,7 +132,7 @@ def parse_request(db: Session, values: MultiDict[str, str]) -> AuthorizationRequ
         echo = state if state is not None and len(state) <= STATE_MAX else None
         return RedirectError(error, description, target, echo, trusted=bool(app.redirect_uris))
 
-    repeated = [n for n in OAUTH_PARAMS if len(values.getlist(n)) > 1]
+    repeated = [n for n in AUTHORIZE_PARAMS if len(values.getlist(n)) > 1]
     if repeated:
         raise fail("invalid_request", f"Repeated parameter: {', '.join(repeated)}.")
     if state is not None and len(state) > STATE_MAX:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.authorize_params import AUTHORIZE_PARAMS
 from resource_server.openapi.schemas import BOOL, ID, INT, STR, STRINGS, TS, Schema, null, obj, ref
 from resource_server.search.documents import KINDS
 from resource_server.search.service import MAX_OFFSET, MAX_SIZE
@@ -307,25 +308,14 @@ PAGE_RESPONSES: dict[str, Op] = {
     "429": _html("Too many sign-in attempts"),
 }
 
-AUTHORIZE_PARAMS = [
-    {"name": name, "in": "query", "schema": STR}
-    for name in (
-        "client_id",
-        "redirect_uri",
-        "response_type",
-        "state",
-        "scope",
-        "code_challenge",
-        "code_challenge_method",
-    )
-]
+AUTHORIZE_QUERY = [{"name": name, "in": "query", "schema": STR} for name in AUTHORIZE_PARAMS]
 
 AUTH_PAGES: dict[tuple[str, str], Op] = {
     (path, method): op(
         f"{summary} ({method.upper()})",
         PAGE_RESPONSES,
         tags=["pages"],
-        **({"parameters": AUTHORIZE_PARAMS} if (path, method) == AUTHORIZE_GET else {}),
+        **({"parameters": AUTHORIZE_QUERY} if (path, method) == AUTHORIZE_GET else {}),
     )
     for path, methods, summary in PAGES
     for method in methods
