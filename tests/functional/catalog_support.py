@@ -79,7 +79,7 @@ def issue_user_token(stores: Stores, application_id: str, user_id: str) -> str:
     return issued.value
 
 
-def xapp_token(auth: HasURL, settings: Settings) -> str:
+def demo_xapp_token(auth: HasURL, settings: Settings) -> str:
     """Get an XAPP token for the demo application (of ``settings``' secret key) over HTTP."""
     creds = demo_credentials(settings)
     return process_support.xapp_token(
@@ -118,7 +118,7 @@ def catalog(
     return Catalog(
         url=resource_server.url,
         sessions=stores.sessions,
-        xapp={"X-Xapp-Token": xapp_token(auth_server, base_settings)},
+        xapp={"X-Xapp-Token": demo_xapp_token(auth_server, base_settings)},
         user=bearer(user_id),
         admin=bearer(admin_id),
         other=bearer(other_id),

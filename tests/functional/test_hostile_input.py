@@ -34,7 +34,7 @@ from common.tokens import TokenRecord
 from tests import factories
 from tests.conftest import truncate_all
 from tests.functional import log_secrets
-from tests.functional.catalog_support import issue_user_token, xapp_token
+from tests.functional.catalog_support import demo_xapp_token, issue_user_token
 from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.hostile_corpus import (
     CATEGORIES,
@@ -172,7 +172,7 @@ def world(
         prefix=base_settings.redis_prefix,
         page_email=page_account.email,
         values={
-            "xapp": xapp_token(auth_server, base_settings),
+            "xapp": demo_xapp_token(auth_server, base_settings),
             "user": user_token,
             "user_id": user.id,
             "collection_id": collection_id,

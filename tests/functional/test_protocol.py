@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import Application
 from tests.functional.conftest import LiveServer
-from tests.functional.test_walking_skeleton import client, xapp
+from tests.functional.process_support import xapp_token
+from tests.functional.test_walking_skeleton import client
 
 __all__ = ["client"]
 
@@ -19,7 +20,7 @@ __all__ = ["client"]
 @pytest.fixture
 def token(auth_server: LiveServer, client: dict[str, str]) -> str:
     """An XAPP token of a fresh application."""
-    return xapp(auth_server, client)
+    return xapp_token(auth_server, client)
 
 
 def test_unsupported_request_body_type_is_406(resource_server: LiveServer, token: str) -> None:
@@ -95,7 +96,7 @@ def test_rate_limit_per_application(
             .where(Application.client_id == client["client_id"])
             .values(rate_limit="3/minute")
         )
-    token = xapp(auth_server, client)
+    token = xapp_token(auth_server, client)
     url = f"{resource_server.url}/api/artists"
     statuses = [
         requests.get(url, headers={"X-Xapp-Token": token}, timeout=10).status_code for _ in range(4)

@@ -28,7 +28,7 @@ from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
 from tests.conftest import truncate_all
-from tests.functional.catalog_support import xapp_token
+from tests.functional.catalog_support import demo_xapp_token
 from tests.functional.conftest import LiveServer, start_server
 from tests.functional.process_support import (
     RedisServer,
@@ -146,7 +146,7 @@ def test_services_find_the_master_and_follow_a_failover(
         resource = start_server(
             create_resource(ResourceSettings(**vars(settings), rate_limit="10000/second"), stores)
         )
-        token = xapp_token(auth, settings)
+        token = demo_xapp_token(auth, settings)
         artworks = f"{resource.url}/api/artworks"
         headers = {"X-Xapp-Token": token, "Connection": "close"}
         assert requests.get(artworks, headers=headers, timeout=10).status_code == 200
@@ -173,7 +173,7 @@ def test_services_find_the_master_and_follow_a_failover(
             assert time.monotonic() < end, f"no 200 within {RESUME_DEADLINE} s: {statuses}"
             time.sleep(0.05)
         # The new master serves: a new token is written to it and accepted.
-        fresh = {"X-Xapp-Token": xapp_token(auth, settings), "Connection": "close"}
+        fresh = {"X-Xapp-Token": demo_xapp_token(auth, settings), "Connection": "close"}
         assert requests.get(artworks, headers=fresh, timeout=10).status_code == 200
         with replica.client() as promoted:
             assert promoted.info("replication")["role"] == "master"

@@ -51,7 +51,7 @@ from common.stores import Stores
 from tests import factories
 from tests.conftest import truncate_all
 from tests.functional import log_secrets
-from tests.functional.catalog_support import issue_user_token, xapp_token
+from tests.functional.catalog_support import demo_xapp_token, issue_user_token
 from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.openapi_check import document
 
@@ -135,7 +135,7 @@ def world(
         schema=schema,
         client_id=creds.client_id,
         client_secret=creds.client_secret,
-        xapp=xapp_token(auth_server, base_settings),
+        xapp=demo_xapp_token(auth_server, base_settings),
         user=issue_user_token(stores, app_id, user_id),
         ids=ids,
     )

@@ -11,7 +11,8 @@ from redis import Redis
 from common.stores import Stores
 from common.tokens import TOMBSTONE, UNKNOWN, digest
 from tests.functional.conftest import LiveServer
-from tests.functional.test_walking_skeleton import INVALID, client, xapp
+from tests.functional.process_support import xapp_token
+from tests.functional.test_walking_skeleton import INVALID, client
 
 __all__ = ["client"]
 
@@ -31,7 +32,7 @@ def test_token_survives_redis_flush_and_dies_on_expiry(
     stores: Stores,
     redis_client: Redis,
 ) -> None:
-    token = xapp(auth_server, client)
+    token = xapp_token(auth_server, client)
     key = stores.tokens.key(digest(token))
     assert redis_client.get(key) is not None  # published at issue time
     assert token.encode() not in (redis_client.get(key) or b"")  # only the digest is stored

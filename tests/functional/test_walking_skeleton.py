@@ -28,9 +28,6 @@ def client(
         return {"client_id": new.application.client_id, "client_secret": new.client_secret}
 
 
-xapp = xapp_token  # the name this module and test_protocol, test_token_contract use
-
-
 def add_artists(sessions: sessionmaker[Session], n: int) -> list[str]:
     """Add ``n`` artists and return their ids."""
     with sessions() as s, s.begin():
@@ -101,7 +98,7 @@ def test_every_artist_reachable_by_next_links(
     auth_server: LiveServer, resource_server: LiveServer, client: dict[str, str], sessions: Any
 ) -> None:
     ids = add_artists(sessions, 13)
-    token = xapp(auth_server, client)
+    token = xapp_token(auth_server, client)
     seen: list[str] = []
     url: str | None = f"{resource_server.url}/api/artists?size=4&total_count=1"
     pages = 0
@@ -123,7 +120,7 @@ def test_artist_item_fields_links_and_slug(
     with sessions() as s, s.begin():
         a = factories.artist(s, slug="claude-monet", name="Claude Monet", location=None)
         artist_id = a.id
-    h = {"Authorization": f"Bearer {xapp(auth_server, client)}"}
+    h = {"Authorization": f"Bearer {xapp_token(auth_server, client)}"}
     base = resource_server.url
     r = requests.get(f"{base}/api/artists/{artist_id}", headers=h, timeout=10)
     body = r.json()
@@ -167,7 +164,7 @@ def test_paging_parameters(
     auth_server: LiveServer, resource_server: LiveServer, client: dict[str, str], sessions: Any
 ) -> None:
     ids = add_artists(sessions, 3)
-    h = {"X-Xapp-Token": xapp(auth_server, client)}
+    h = {"X-Xapp-Token": xapp_token(auth_server, client)}
     url = f"{resource_server.url}/api/artists"
 
     def get(query: str) -> requests.Response:
@@ -201,7 +198,7 @@ def test_paging_parameters(
 def test_combined_server_routes_both_services(
     combined_server: LiveServer, client: dict[str, str]
 ) -> None:
-    token = xapp(combined_server, client)
+    token = xapp_token(combined_server, client)
     r = requests.get(
         f"{combined_server.url}/api/artists", headers={"X-Access-Token": token}, timeout=10
     )
