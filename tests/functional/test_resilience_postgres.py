@@ -20,20 +20,21 @@ from common import db
 from common.db import make_engine, read_engine, upgrade
 from common.loaders.demo import DemoCredentials, demo_credentials, load_demo
 from common.settings import Settings
-from tests.functional.process_support import (
+from tests.functional.load_support import (
     Call,
     Load,
-    PgCluster,
-    RedisServer,
-    Service,
     media_types,
-    password_token,
-    private_postgres,
     report,
-    running,
-    service_env,
     unavailable_problems,
     within,
+)
+from tests.functional.postgres_support import PgCluster, private_postgres
+from tests.functional.process_support import (
+    RedisServer,
+    Service,
+    password_token,
+    running,
+    service_env,
     xapp_token,
 )
 

@@ -23,23 +23,25 @@ from common.settings import AuthSettings, Settings
 from common.tokens import TOMBSTONE, UNKNOWN, TokenStore, digest
 from resource_server.ratelimit import RateLimiter
 from tests import factories
+from tests.functional.load_support import (
+    Call,
+    Load,
+    is_unavailable_body,
+    media_types,
+    report,
+    send,
+    unavailable_problems,
+    within,
+)
 from tests.functional.oauth_support import World, make_world
 from tests.functional.process_support import (
     REQUEST_TIMEOUT,
-    Call,
-    Load,
     RedisServer,
     Service,
-    is_unavailable_body,
-    media_types,
     password_token,
     private_redis,
-    report,
     running,
-    send,
     service_env,
-    unavailable_problems,
-    within,
     xapp_token,
 )
 

@@ -16,11 +16,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import AuthSettings, Settings
 from resource_server.errors import INVALID_TOKEN
+from tests.functional.load_support import Call, Load
 from tests.functional.oauth_support import World, make_world
 from tests.functional.process_support import (
     REQUEST_TIMEOUT,
-    Call,
-    Load,
     RedisServer,
     Service,
     password_token,
