@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, Index, Integer, String, Text
+from sqlalchemy import Boolean, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from common.models.base import FK, Base, IdColumn, JSONType, Timestamps
@@ -20,6 +20,11 @@ class User(Timestamps, Base):
     password_hash: Mapped[str | None] = mapped_column(String(200))
     type: Mapped[str] = mapped_column(String(20), default="User")  # User | Admin
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Bumped by sign-out, a password change or reset and disabling: every browser session
+    # carries the generation it started in and ends when it no longer matches.
+    session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # When the owner proved they read mail at this address (None: never).
+    email_verified_at: Mapped[datetime | None] = mapped_column()
 
 
 class UserDetail(Timestamps, Base):
@@ -75,6 +80,11 @@ class Application(Timestamps, Base):
     api_version: Mapped[int] = mapped_column(Integer, default=2)
     # Per-application override of the default rate limit, e.g. "20/second".
     rate_limit: Mapped[str | None] = mapped_column(String(40))
+    # Operated by this service's owner: only its user tokens may manage applications.
+    first_party: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A public client (a native or browser app) holds no secret: it authenticates with
+    # ``none`` and must use PKCE.
+    public_client: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Token(Base):
