@@ -105,6 +105,8 @@ POLICY: dict[str, Rule] = {
             "email": lambda row: f"user-{row['id']}@{PLACEHOLDER_DOMAIN}",
             "password_hash": lambda row: None,
             "type": lambda row: "User",
+            "email_verified_at": lambda row: None,
+            "session_generation": lambda row: 0,
         },
     ),
     "collections": Rule(
