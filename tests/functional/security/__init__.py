@@ -1,0 +1,1 @@
+"""Attacks over real HTTP: one module per finding, each showing the attack fail."""
