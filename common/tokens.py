@@ -5,7 +5,8 @@ and in Redis (``<prefix>:tok:<digest>`` -> a compact record, expiring with the t
 resource server does one Redis GET per request; on a miss it reads SQL once and writes the record
 back with SET NX. Unknown digests are cached negatively for a short time. Expiry marks the SQL row
 and then overwrites the Redis key with a tombstone, so a concurrent read-through cannot
-resurrect it.
+resurrect it. Disabling a user or an application expires their tokens the same way; the
+read-through also refuses (and never publishes) a token whose user or application is disabled.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.ids import new_id, utcnow
 from common.metrics import counter
-from common.models import Token
+from common.models import Application, Token, User
 
 TOKENS: Table = Token.__table__  # type: ignore[assignment]
 TOKEN_BYTES = 32  # 256 bits of entropy
@@ -37,7 +38,8 @@ MIN_TOMBSTONE_TTL = 300
 
 VALIDATIONS = counter(
     "artcat_token_validations",
-    "Token lookups, by outcome: valid, unknown, expired (expired or revoked), malformed.",
+    "Token lookups, by outcome: valid, unknown, expired (expired, revoked or of a disabled "
+    "owner), malformed.",
     ("outcome",),
 )
 CACHE_MISSES = counter(
@@ -218,14 +220,25 @@ class TokenStore:
 
     def _read_through(self, token_digest: str, key: str) -> TokenRecord | None:
         with self.reads() as session:
-            row = session.scalar(select(Token).where(Token.digest == token_digest))
+            found = session.execute(
+                select(Token, Application.enabled, User.enabled)
+                .join(Application, Application.id == Token.application_id)
+                .outerjoin(User, User.id == Token.user_id)
+                .where(Token.digest == token_digest)
+            ).first()
         now = time.time()
-        if row is None:
+        if found is None:
             self.redis.set(key, UNKNOWN, ex=self.negative_ttl, nx=True)
             return _counted_miss("unknown", None)
+        row, app_enabled, user_enabled = found
         record = TokenRecord.from_row(row)
         if row.expired_at is not None or record.expires_at <= now:
             self.redis.set(key, TOMBSTONE, ex=MIN_TOMBSTONE_TTL, nx=True)
+            return _counted_miss("expired", None)
+        if not app_enabled or (row.user_id is not None and not user_enabled):
+            # Disabling expires the owner's tokens; a row that escaped it (an owner disabled
+            # by hand in SQL) is still refused, and never published. Briefly cached as refused.
+            self.redis.set(key, TOMBSTONE, ex=self.negative_ttl, nx=True)
             return _counted_miss("expired", None)
         self.redis.set(key, record.encode(), ex=max(1, int(record.expires_at - now)), nx=True)
         return _counted_miss("valid", record)

@@ -1,7 +1,8 @@
 """Revocation across processes: two `artcat serve resource` processes and one `artcat serve auth`
 on one database and one Redis. Once ``DELETE /api/tokens/access_token`` has returned, neither
 resource process accepts the token again, even while Redis is being flushed under it (every
-lookup then reads through from SQL, racing the expiry)."""
+lookup then reads through from SQL, racing the expiry). Once ``artcat users disable`` has returned,
+neither accepts the user's token either."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import AuthSettings, Settings
 from resource_server.errors import INVALID_TOKEN
+from tests.functional.cli_support import cli_env, run_cli
 from tests.functional.load_support import Call, Load
 from tests.functional.oauth_support import World, make_world
 from tests.functional.process_support import (
@@ -141,3 +143,33 @@ def test_no_request_started_after_the_delete_returned_is_accepted(
     assert {o.status for o in outcomes} <= {200, 401}, [
         o.describe() for o in outcomes if o.status not in (200, 401)
     ]
+
+
+def test_disabling_a_user_is_seen_at_once_by_every_resource_process(
+    cluster: list[Service],
+    sessions: sessionmaker[Session],
+    auth_settings: AuthSettings,
+    redis_server: RedisServer,
+    base_settings: Settings,
+) -> None:
+    first, second, auth = cluster
+    someone = make_world(sessions, auth_settings)
+    token = password_token(auth, someone.password_grant())
+
+    def statuses() -> list[int]:
+        return [
+            requests.get(
+                f"{svc.url}/api/artists",
+                headers={"X-Access-Token": token},
+                timeout=REQUEST_TIMEOUT,
+            ).status_code
+            for svc in (first, second)
+        ]
+
+    assert statuses() == [200, 200]
+    env = cli_env(
+        base_settings, DATABASE_URL=base_settings.sqlalchemy_url, REDIS_URL=redis_server.url
+    )
+    run_cli(env, "users", "disable", someone.email)
+    # No waiting: the command returned, so no process may accept the token again.
+    assert statuses() == [401, 401]

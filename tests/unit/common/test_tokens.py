@@ -95,6 +95,17 @@ def test_expiry_writes_a_tombstone_that_read_through_cannot_overwrite(store: Tok
     assert store.expire(value) is None  # already spent
 
 
+def test_read_through_refuses_a_disabled_application_and_publishes_nothing(
+    store: TokenStore,
+) -> None:
+    value, _ = issue(store)
+    store.redis.data.clear()  # type: ignore[attr-defined]
+    with store.sessions() as s, s.begin():
+        s.get_one(Application, "a" * 24).enabled = False
+    assert store.lookup(value) is None
+    assert store.redis.get(store.key(digest(value))) == TOMBSTONE
+
+
 def test_record_encoding_round_trips_and_rejects_garbage() -> None:
     rec = TokenRecord("access", "a" * 24, "b" * 24, "offline_access", 123)
     assert TokenRecord.decode(rec.encode()) == rec

@@ -1,0 +1,80 @@
+"""Disabling and enabling users and applications (the operator's ``artcat`` commands).
+
+Disabling ends at once what the user or application holds: every live token and pending code
+(``auth_server.revocation.revoke_all``) and, for a user, every browser session (the session
+generation moves on). Enabling lets them sign in and be granted access again; it brings no
+old token back, because those were expired, not suspended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from auth_server.accounts import find_user_by_email
+from auth_server.audit import audit
+from auth_server.revocation import revoke_all
+from common.models import Application, Token, User
+from common.tokens import TokenStore
+
+
+class NotFound(LookupError):
+    """No user with this email, or no application with this client id."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """What enabling or disabling did."""
+
+    name: str  # the user's email or the application's client id
+    enabled: bool
+    was_enabled: bool
+    tokens_expired: int
+
+
+def set_user_enabled(tokens: TokenStore, email: str, *, enabled: bool) -> Change:
+    """Enable or disable the user with ``email``; disabling ends their tokens, codes, sessions."""
+    with tokens.sessions() as session, session.begin():
+        user = find_user_by_email(session, email)
+        if user is None:
+            raise NotFound(f"no user with email {email}")
+        was_enabled, user_id = bool(user.enabled), user.id
+        expired = _apply_to_user(session, tokens, user, enabled)
+    tokens.tombstone(expired)  # after the commit: a read-through now finds the rows expired
+    audit(
+        "user.enabled" if enabled else "user.disabled",
+        user_id=user_id,
+        tokens_expired=len(expired),
+        via="cli",
+    )
+    return Change(email, enabled, was_enabled, len(expired))
+
+
+def _apply_to_user(session: Session, tokens: TokenStore, user: User, enabled: bool) -> list[Token]:
+    user.enabled = enabled
+    if enabled:
+        return []
+    # Ends every browser session of the user (each carries the generation it started in).
+    user.session_generation = (user.session_generation or 0) + 1
+    return revoke_all(session, tokens, user_id=user.id)
+
+
+def set_application_enabled(tokens: TokenStore, client_id: str, *, enabled: bool) -> Change:
+    """Enable or disable an application; disabling ends its tokens and pending codes."""
+    with tokens.sessions() as session, session.begin():
+        app = session.scalar(select(Application).where(Application.client_id == client_id))
+        if app is None:
+            raise NotFound(f"no application with client id {client_id}")
+        was_enabled, app_id = bool(app.enabled), app.id
+        app.enabled = enabled
+        expired = [] if enabled else revoke_all(session, tokens, application_id=app.id)
+    tokens.tombstone(expired)
+    audit(
+        "application.enabled" if enabled else "application.disabled",
+        application_id=app_id,
+        tokens_expired=len(expired),
+        via="cli",
+    )
+    return Change(client_id, enabled, was_enabled, len(expired))

@@ -1,0 +1,193 @@
+"""The ``artcat apps`` and ``artcat users`` commands: the operator's hand on accounts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from common.settings import AuthSettings, Settings
+
+
+def _settings() -> Settings:
+    return Settings.from_env()
+
+
+# -- accounts ----------------------------------------------------------------------------------
+
+
+def _emit(as_json: bool, data: dict[str, Any]) -> None:
+    if as_json:
+        click.echo(json.dumps(data))
+    else:
+        for key, value in data.items():
+            click.echo(f"{key}: {value}")
+
+
+@click.group()
+def apps() -> None:
+    """Manage client applications."""
+
+
+@apps.command("create")
+@click.option("--name", required=True)
+@click.option("--owner", "owner_email", required=True, help="The owning user's email.")
+@click.option("--redirect-uri", "redirect_uris", multiple=True, help="Registered redirect URI.")
+@click.option("--standard-token-response", is_flag=True, help="Integer expires_in, token_type.")
+@click.option("--json", "as_json", is_flag=True)
+def apps_create(
+    name: str,
+    owner_email: str,
+    redirect_uris: tuple[str, ...],
+    standard_token_response: bool,
+    as_json: bool,
+) -> None:
+    """Create an application; its secret is printed once and never stored."""
+    from auth_server.accounts import AccountError, create_application, find_user_by_email
+    from common.db import make_engine, make_sessionmaker, upgrade
+
+    settings = _settings()
+    upgrade(settings)
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        owner = find_user_by_email(session, owner_email)
+        if owner is None:
+            raise click.ClickException(f"no user with email {owner_email}")
+        try:
+            new = create_application(
+                session,
+                name=name,
+                owner=owner,
+                redirect_uris=list(redirect_uris),
+                standard_token_response=standard_token_response,
+            )
+        except AccountError as ex:
+            raise click.ClickException(str(ex)) from None
+        data = {
+            "id": new.application.id,
+            "name": new.application.name,
+            "client_id": new.application.client_id,
+            "client_secret": new.client_secret,
+        }
+    _emit(as_json, data)
+
+
+@apps.command("rotate-secret")
+@click.argument("client_id")
+@click.option("--json", "as_json", is_flag=True)
+def apps_rotate(client_id: str, as_json: bool) -> None:
+    """Give an application a new secret (the old one stops working at once)."""
+    from sqlalchemy import select
+
+    from auth_server.accounts import rotate_secret
+    from common.db import make_engine, make_sessionmaker
+    from common.models import Application
+
+    settings = _settings()
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        app = session.scalar(select(Application).where(Application.client_id == client_id))
+        if app is None:
+            raise click.ClickException(f"no application with client id {client_id}")
+        secret = rotate_secret(session, app)
+    _emit(as_json, {"client_id": client_id, "client_secret": secret})
+
+
+@apps.command("disable")
+@click.argument("client_id")
+def apps_disable(client_id: str) -> None:
+    """Disable an application: end every token and pending code it holds, at once."""
+    _set_app_enabled(client_id, enabled=False)
+
+
+@apps.command("enable")
+@click.argument("client_id")
+def apps_enable(client_id: str) -> None:
+    """Let a disabled application be granted tokens again (its old tokens stay expired)."""
+    _set_app_enabled(client_id, enabled=True)
+
+
+def _set_app_enabled(client_id: str, *, enabled: bool) -> None:
+    from auth_server.disabling import NotFound, set_application_enabled
+
+    try:
+        change = set_application_enabled(_stores().tokens, client_id, enabled=enabled)
+    except NotFound as ex:
+        raise click.ClickException(str(ex)) from None
+    _report_change("application", change)
+
+
+@click.group()
+def users() -> None:
+    """Manage user accounts."""
+
+
+@users.command("create")
+@click.option("--email", required=True)
+@click.option("--name", required=True)
+@click.option("--json", "as_json", is_flag=True)
+def users_create(email: str, name: str, as_json: bool) -> None:
+    """Create a user; the password is read from standard input or a prompt."""
+    from auth_server.accounts import AccountError, create_user, password_hasher
+    from common.db import make_engine, make_sessionmaker, upgrade
+
+    if sys.stdin.isatty():
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if len(password) < 8:
+        raise click.ClickException("the password must have at least 8 characters")
+    settings = AuthSettings.from_env()
+    upgrade(settings)
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        try:
+            user = create_user(
+                session, password_hasher(settings), email=email, name=name, password=password
+            )
+        except AccountError as ex:
+            raise click.ClickException(str(ex)) from None
+        data = {"id": user.id, "email": user.email, "name": user.name}
+    _emit(as_json, data)
+
+
+@users.command("disable")
+@click.argument("email")
+def users_disable(email: str) -> None:
+    """Disable a user: end every token, pending code and browser session of theirs at once."""
+    _set_user_enabled(email, enabled=False)
+
+
+@users.command("enable")
+@click.argument("email")
+def users_enable(email: str) -> None:
+    """Let a disabled user sign in again (their old tokens stay expired)."""
+    _set_user_enabled(email, enabled=True)
+
+
+def _set_user_enabled(email: str, *, enabled: bool) -> None:
+    from auth_server.disabling import NotFound, set_user_enabled
+
+    try:
+        change = set_user_enabled(_stores().tokens, email, enabled=enabled)
+    except NotFound as ex:
+        raise click.ClickException(str(ex)) from None
+    _report_change("user", change)
+
+
+def _stores() -> Any:
+    """Connect to the instance's database (migrated) and Redis."""
+    from common.db import upgrade
+    from common.stores import Stores
+
+    settings = _settings()
+    upgrade(settings)
+    return Stores.connect(settings)
+
+
+def _report_change(kind: str, change: Any) -> None:
+    state = "enabled" if change.enabled else "disabled"
+    already = " (it already was)" if change.enabled == change.was_enabled else ""
+    click.echo(f"{kind} {change.name} {state}{already}")
+    if not change.enabled:
+        ended = "every browser session, " if kind == "user" else ""
+        click.echo(f"ended {ended}{change.tokens_expired} live token(s) and every pending code")
