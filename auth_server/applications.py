@@ -1,4 +1,10 @@
-"""Applications as their owners manage them through ``/api/applications``."""
+"""Applications as their owners manage them through ``/api/applications``.
+
+Only user tokens issued to a first-party application (one the operator marked with ``artcat apps
+create --first-party`` or ``artcat apps set --first-party``) may create, change or delete
+applications: a third-party application acting for a user must not mint credentials or move
+redirect URIs. The developer page (``/account/applications``) is the browser's way in.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +26,14 @@ def owned_page(
     """Return a page of the user's applications (the user_id index, keyset by id)."""
     stmt = select(Application).where(Application.user_id == user_id)
     return paginate(session, stmt, Application.id, params)
+
+
+def issued_to_first_party(session: Session, application_id: str) -> bool:
+    """Tell whether a token's application is an enabled first-party application."""
+    row = session.execute(
+        select(Application.first_party, Application.enabled).where(Application.id == application_id)
+    ).first()
+    return row is not None and bool(row.first_party) and bool(row.enabled)
 
 
 def find_owned(session: Session, app_id: str, user_id: str) -> Application | None:

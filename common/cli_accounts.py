@@ -36,15 +36,27 @@ def apps() -> None:
 @click.option("--owner", "owner_email", required=True, help="The owning user's email.")
 @click.option("--redirect-uri", "redirect_uris", multiple=True, help="Registered redirect URI.")
 @click.option("--standard-token-response", is_flag=True, help="Integer expires_in, token_type.")
+@click.option(
+    "--first-party",
+    is_flag=True,
+    help="Operated by this service: its user tokens may manage the user's applications.",
+)
+@click.option(
+    "--public",
+    is_flag=True,
+    help="A public client (native or browser app): no secret, PKCE required.",
+)
 @click.option("--json", "as_json", is_flag=True)
 def apps_create(
     name: str,
     owner_email: str,
     redirect_uris: tuple[str, ...],
     standard_token_response: bool,
+    first_party: bool,
+    public: bool,
     as_json: bool,
 ) -> None:
-    """Create an application; its secret is printed once and never stored."""
+    """Create an application; its secret (none for a public client) is printed once only."""
     from auth_server.accounts import AccountError, create_application, find_user_by_email
     from common.db import make_engine, make_sessionmaker, upgrade
 
@@ -64,13 +76,41 @@ def apps_create(
             )
         except AccountError as ex:
             raise click.ClickException(str(ex)) from None
-        data = {
-            "id": new.application.id,
-            "name": new.application.name,
-            "client_id": new.application.client_id,
-            "client_secret": new.client_secret,
-        }
+        app = new.application
+        app.first_party = first_party
+        # A public client cannot keep a secret: the one just made is dropped unseen, so only
+        # the ``none`` client authentication (with PKCE) can work for it.
+        app.public_client = public
+        data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
+        if not public:
+            data["client_secret"] = new.client_secret
+        data.update(first_party=first_party, public_client=public)
     _emit(as_json, data)
+
+
+@apps.command("set")
+@click.argument("client_id")
+@click.option(
+    "--first-party/--third-party",
+    "first_party",
+    default=None,
+    help="Whether its user tokens may manage the user's applications.",
+)
+def apps_set(client_id: str, first_party: bool | None) -> None:
+    """Change how the service treats an application."""
+    from sqlalchemy import select
+
+    from common.db import make_engine, make_sessionmaker
+    from common.models import Application
+
+    if first_party is None:
+        raise click.UsageError("say what to change: --first-party or --third-party")
+    with make_sessionmaker(make_engine(_settings()))() as session, session.begin():
+        app = session.scalar(select(Application).where(Application.client_id == client_id))
+        if app is None:
+            raise click.ClickException(f"no application with client id {client_id}")
+        app.first_party = first_party
+    click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
 
 
 @apps.command("rotate-secret")
@@ -89,6 +129,8 @@ def apps_rotate(client_id: str, as_json: bool) -> None:
         app = session.scalar(select(Application).where(Application.client_id == client_id))
         if app is None:
             raise click.ClickException(f"no application with client id {client_id}")
+        if app.public_client:
+            raise click.ClickException(f"{client_id} is a public client: it has no secret")
         secret = rotate_secret(session, app)
     _emit(as_json, {"client_id": client_id, "client_secret": secret})
 

@@ -1,10 +1,17 @@
-"""``/api/applications``: a user's own applications (user access token), rendered as HAL."""
+"""``/api/applications``: a user's own applications (user access token), rendered as HAL.
+
+Any user token may read (no secret is ever shown but in the answer that creates one); only a
+token issued to a first-party application may write (see ``auth_server.applications``). No
+answer of these routes may be cached: they describe credentials.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
-from flask import Response, jsonify, request
+from flask import Response, after_this_request, jsonify, request
 from flask.views import MethodView
 
 from auth_server.accounts import AccountError, create_application
@@ -13,6 +20,7 @@ from auth_server.applications import (
     check_redirect_urls,
     delete_application,
     find_owned,
+    issued_to_first_party,
     owned_page,
 )
 from auth_server.audit import audit
@@ -26,6 +34,7 @@ from auth_server.params import request_params
 from common.hal import Page, Urls, link
 from common.ids import format_ts
 from common.models import Application, User
+from common.tokens import TokenRecord
 
 
 class NotFound(APIError):
@@ -34,7 +43,38 @@ class NotFound(APIError):
     status = 404
 
 
+class Forbidden(APIError):
+    """A valid token that may not do this (403)."""
+
+    status = 403
+
+
 APP_NOT_FOUND = "Application Not Found"
+THIRD_PARTY = (
+    "This application cannot create, change or delete applications: only the service's own "
+    "(first-party) applications may. Manage your applications at /account/applications."
+)
+
+
+def never_stored(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark every answer of a view ``Cache-Control: no-store``, its error answers included."""
+
+    @wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        after_this_request(no_store)  # runs for the answers of the error handlers too
+        return view(*args, **kwargs)
+
+    return wrapped
+
+
+def require_manager() -> TokenRecord:
+    """Return the record of a user token issued to a first-party application, or refuse (403)."""
+    record = require_user(request)
+    with services().stores.reads() as session:
+        allowed = issued_to_first_party(session, record.application_id)
+    if not allowed:
+        raise Forbidden(THIRD_PARTY)
+    return record
 
 
 def application(a: Application, urls: Urls, client_secret: str | None = None) -> dict[str, Any]:
@@ -67,6 +107,8 @@ def _urls() -> Urls:
 class Applications(MethodView):
     """The caller's applications: list (``?user_id=``) and create."""
 
+    decorators = [never_stored]
+
     def get(self) -> Response:
         """List the caller's applications; without ``user_id``, redirect to the caller's list."""
         record = require_user(request)
@@ -98,7 +140,7 @@ class Applications(MethodView):
 
     def post(self) -> tuple[Response, int]:
         """Create an application (201); its client secret is in this answer and never again."""
-        record = require_user(request)
+        record = require_manager()
         params = request_params(request)
         name = check_name(params.get("name", ""))
         redirect_urls = check_redirect_urls(request_list(request, "redirect_urls") or [])
@@ -121,13 +163,15 @@ class Applications(MethodView):
                 raise ParamError(str(ex) + ".", {ex.field: [ex.reason]}) from None
         audit("application.created", application_id=new.application.id, user_id=owner.id)
         urls = _urls()
-        resp = no_store(jsonify(application(new.application, urls, new.client_secret)))
+        resp = jsonify(application(new.application, urls, new.client_secret))
         resp.headers["Location"] = urls.api(f"/applications/{new.application.id}")
         return resp, 201
 
 
 class ApplicationItem(MethodView):
     """One of the caller's applications: show, update, delete (others' are 404)."""
+
+    decorators = [never_stored]
 
     def get(self, app_id: str) -> Response:
         """Show the application."""
@@ -140,7 +184,7 @@ class ApplicationItem(MethodView):
 
     def put(self, app_id: str) -> Response:
         """Update the name, redirect URLs and token response format."""
-        record = require_user(request)
+        record = require_manager()
         params = request_params(request)
         name = check_name(params["name"]) if "name" in params else None
         raw_urls = request_list(request, "redirect_urls")
@@ -164,7 +208,7 @@ class ApplicationItem(MethodView):
 
     def delete(self, app_id: str) -> Response:
         """Delete the application and expire every token it holds (204)."""
-        record = require_user(request)
+        record = require_manager()
         tokens = services().stores.tokens
         with services().stores.sessions() as session, session.begin():
             app = find_owned(session, app_id, record.user_id or "")

@@ -1,4 +1,5 @@
-"""``/api/applications`` over real HTTP: owner-only HAL list and item, create, update, delete."""
+"""``/api/applications`` over real HTTP: owner-only HAL list and item, create, update, delete
+(with a first-party application's token: see tests/functional/security/test_m1_first_party.py)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,21 @@ from tests.functional.oauth_support import (
     oauth_settings,
     post,
     provider,
-    world,
 )
 
-__all__ = ["oauth_server", "oauth_settings", "provider", "world"]
+__all__ = ["oauth_server", "oauth_settings", "provider"]
 
 INVALID = {"type": "auth_error", "message": "The access token is invalid or has expired."}
 NOT_FOUND = {"type": "other_error", "message": "Application Not Found"}
+
+
+@pytest.fixture
+def world(clean_db: Any, sessions: sessionmaker[Session], oauth_settings: AuthSettings) -> World:
+    """A user and a first-party application (whose user tokens may manage applications)."""
+    w = make_world(sessions, oauth_settings)
+    with sessions() as s, s.begin():
+        s.get_one(Application, w.application_id).first_party = True
+    return w
 
 
 @pytest.fixture

@@ -60,7 +60,8 @@ def test_users_and_apps(env: dict[str, str]) -> None:
     app = json.loads(
         run(env, "apps", "create", "--name", "My app", "--owner", "ada@example.org", "--json")
     )
-    assert set(app) == {"id", "name", "client_id", "client_secret"}
+    assert set(app) == {"id", "name", "client_id", "client_secret", "first_party", "public_client"}
+    assert app["first_party"] is False and app["public_client"] is False
     sessions = sessions_for(env)
     with sessions() as s:
         stored = s.scalar(select(Application).where(Application.client_id == app["client_id"]))

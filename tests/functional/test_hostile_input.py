@@ -147,6 +147,8 @@ def world(
             select(Collection.id).where(Collection.user_id == user.id, Collection.default)
         )
         extra_app = factories.application(s, user).application.id
+        # The user token may write /api/applications only when issued to a first-party app.
+        s.get_one(Application, app_id).first_party = True
     assert app_id and collection_id
     known_secrets = set(log_secrets.SECRETS)
     user_token = issue_user_token(stores, app_id, user.id)

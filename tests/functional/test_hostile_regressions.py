@@ -35,8 +35,8 @@ __all__ = ["catalog"]
 def caller(
     clean_db: Any, sessions: sessionmaker[Session], stores: Stores, base_settings: Settings
 ) -> Caller:
-    """A user with an access token, in an empty database."""
-    return make_caller(sessions, stores, base_settings)
+    """A user with an access token of a first-party application, in an empty database."""
+    return make_caller(sessions, stores, base_settings, first_party=True)
 
 
 def post_raw(live: LiveServer, path: str, body: bytes, content_type: str) -> tuple[int, Any]:

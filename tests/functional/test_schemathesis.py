@@ -125,6 +125,8 @@ def world(
     with stores.sessions() as s, s.begin():
         # Applications the generated writes may change or delete: not the one of the tokens.
         owner = s.get_one(User, user_id)
+        # The user token may write /api/applications only when issued to a first-party app.
+        s.get_one(Application, app_id).first_party = True
         ids["/api/applications/{id}"] = [
             factories.application(s, owner).application.id for _ in range(3)
         ]

@@ -44,14 +44,17 @@ def make_caller(
     *,
     name: str | None = None,
     admin: bool = False,
+    first_party: bool = False,
 ) -> Caller:
-    """Add a user (with its default collection) and issue it an access token."""
+    """Add a user (with its default collection) and issue it an access token (through a
+    first-party application, one that may manage applications, when ``first_party``)."""
     with sessions() as s, s.begin():
         kw: dict[str, Any] = {"name": name} if name else {}
         user = factories.user(s, settings, **kw)
         if admin:
             user.type = "Admin"
         app = factories.application(s, user).application
+        app.first_party = first_party
         issued = stores.tokens.issue(
             s, kind="access", application_id=app.id, user_id=user.id, ttl=3600
         )
