@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from auth_server.errors import ParamError
 from auth_server.inputs import is_clean
 from auth_server.paging import PageParams, paginate
-from auth_server.redirects import MAX_REGISTERED, parse_target
+from auth_server.redirects import parse_registered
 from common.ids import is_id
 from common.models import Application, Token
 from common.tokens import TokenStore
@@ -55,18 +55,19 @@ def check_name(name: str) -> str:
 
 
 def check_redirect_urls(urls: list[str]) -> list[str]:
-    """Validate redirect URLs with the registration policy of ``auth_server.redirects``."""
-    unique = list(dict.fromkeys(u.strip() for u in urls if u.strip()))
-    reasons = []
-    for url in unique:
-        target, reason = parse_target(url) if is_clean(url) else (None, "is not valid text")
-        if target is None:
-            reasons.append(reason)
-    if len(unique) > MAX_REGISTERED:
-        reasons.append(f"can't number more than {MAX_REGISTERED}")
-    if reasons:
-        message = "Redirect urls " + ", ".join(dict.fromkeys(reasons)) + "."
-        raise ParamError(message, {"redirect_urls": list(dict.fromkeys(reasons))})
+    """Validate redirect URLs with the registration policy of ``auth_server.redirects``.
+
+    None at all is allowed: such an application cannot use the browser flow.
+    """
+    unclean = [u for u in urls if not is_clean(u) or "\n" in u or "\r" in u]
+    if unclean:
+        raise ParamError(
+            "Redirect urls must be valid text, one URL each.",
+            {"redirect_urls": ["must be valid text, one URL each"]},
+        )
+    unique, problems = parse_registered("\n".join(urls))
+    if problems:
+        raise ParamError("Redirect urls: " + " ".join(problems), {"redirect_urls": problems})
     return unique
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from flask_wtf import FlaskForm
 from wtforms import HiddenField, PasswordField, StringField, SubmitField, TextAreaField
+from wtforms.fields import BooleanField  # the checkbox of ApplicationForm
 from wtforms.validators import DataRequired, EqualTo, Length, ValidationError
 
 from auth_server.redirects import parse_registered
@@ -127,19 +128,32 @@ class ConsentForm(FlaskForm):
 
 
 class ApplicationForm(FlaskForm):
-    """A new application: its name and optional redirect URIs, one per line."""
+    """A new application: its name and, when it signs users in through the browser, its
+    redirect URIs (one per line; at least one)."""
 
     name = StringField(
         "Application name", [DataRequired("Name the application."), Length(max=200), _printable]
     )
-    redirect_uris = TextAreaField("Redirect URIs (optional, one per line)", [Length(max=20_000)])
+    browser_flow = BooleanField(
+        "Signs users in through the browser (the authorization code flow)", default=True
+    )
+    redirect_uris = TextAreaField("Redirect URIs (one per line)", [Length(max=20_000)])
     submit = SubmitField("Register application")
 
     def validate_redirect_uris(self, field: Any) -> None:
-        """Check every redirect URI against the redirect policy."""
+        """Check every redirect URI against the redirect policy; require one for the browser."""
         uris, problems = parse_registered(field.data or "")
         if problems:
             raise ValidationError(" ".join(problems))
+        if self.browser_flow.data and not uris:
+            raise ValidationError(
+                "Give at least one redirect URI, or untick “Signs users in through the browser”."
+            )
+        if not self.browser_flow.data and uris:
+            raise ValidationError(
+                "An application that does not sign users in through the browser has no redirect "
+                "URI: remove them, or tick “Signs users in through the browser”."
+            )
         self.parsed_redirect_uris = uris
 
 

@@ -34,7 +34,20 @@ def apps() -> None:
 @apps.command("create")
 @click.option("--name", required=True)
 @click.option("--owner", "owner_email", required=True, help="The owning user's email.")
-@click.option("--redirect-uri", "redirect_uris", multiple=True, help="Registered redirect URI.")
+@click.option(
+    "--redirect-uri",
+    "redirect_uris",
+    multiple=True,
+    help="A redirect URI of the browser flow (repeat for more): https, http on a loopback "
+    "address, or a private-use scheme in reverse-domain form (com.example.app:/callback). "
+    "Matched exactly.",
+)
+@click.option(
+    "--no-browser-flow",
+    is_flag=True,
+    help="No redirect URI: the application signs users in only with the credentials grant "
+    "and uses XAPP and client-credentials tokens, never the browser flow.",
+)
 @click.option("--standard-token-response", is_flag=True, help="Integer expires_in, token_type.")
 @click.option(
     "--first-party",
@@ -51,6 +64,7 @@ def apps_create(
     name: str,
     owner_email: str,
     redirect_uris: tuple[str, ...],
+    no_browser_flow: bool,
     standard_token_response: bool,
     first_party: bool,
     public: bool,
@@ -60,6 +74,7 @@ def apps_create(
     from auth_server.accounts import AccountError, create_application, find_user_by_email
     from common.db import make_engine, make_sessionmaker, upgrade
 
+    uris = _registered_uris(redirect_uris, browser_flow=not no_browser_flow, public=public)
     settings = _settings()
     upgrade(settings)
     with make_sessionmaker(make_engine(settings))() as session, session.begin():
@@ -71,7 +86,7 @@ def apps_create(
                 session,
                 name=name,
                 owner=owner,
-                redirect_uris=list(redirect_uris),
+                redirect_uris=uris,
                 standard_token_response=standard_token_response,
             )
         except AccountError as ex:
@@ -84,8 +99,36 @@ def apps_create(
         data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
         if not public:
             data["client_secret"] = new.client_secret
-        data.update(first_party=first_party, public_client=public)
+        data.update(first_party=first_party, public_client=public, redirect_uris=uris)
     _emit(as_json, data)
+    if no_browser_flow and not as_json:
+        click.echo(
+            "no redirect URI: this application cannot sign users in through the browser; it "
+            "can use the credentials grant, XAPP tokens and the client_credentials grant"
+        )
+
+
+def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool) -> list[str]:
+    """Return the redirect URIs to register, or refuse them with the policy's reasons."""
+    from auth_server.redirects import parse_registered
+
+    if not browser_flow:
+        if given:
+            raise click.UsageError("--no-browser-flow registers no redirect URI: drop one or other")
+        if public:
+            raise click.UsageError("a public client signs users in through the browser only")
+        return []
+    if any("\n" in uri or "\r" in uri for uri in given):
+        raise click.BadParameter("one URI per --redirect-uri", param_hint="--redirect-uri")
+    uris, problems = parse_registered("\n".join(given))
+    if problems:
+        raise click.BadParameter(" ".join(problems), param_hint="--redirect-uri")
+    if not uris:
+        raise click.UsageError(
+            "give at least one --redirect-uri (the browser flow sends codes only to a registered "
+            "URI), or --no-browser-flow for an application that never uses the browser flow"
+        )
+    return uris
 
 
 @apps.command("set")

@@ -26,7 +26,7 @@ def test_register_an_application_and_see_the_secret_once(
     base = combined_server.url
     sign_in(page, base, account, "/account/applications")
     page.get_by_label("Application name").fill("Print Shop")
-    uris = page.get_by_label("Redirect URIs (optional, one per line)")
+    uris = page.get_by_label("Redirect URIs (one per line)")
     uris.fill("https://print.example/cb\njavascript:alert(1)")
     with page.expect_navigation():
         page.get_by_role("button", name="Register application").click()

@@ -153,7 +153,7 @@ def test_register_an_application_and_see_its_secret_once(
     uris = "https://ok.example/cb\r\n\r\nhttp://127.0.0.1:9000/cb\r\ncom.example.app:/cb\r\n"
     created = web.post(
         f"{base}/account/applications",
-        data={**f.fields, "name": "Print Shop", "redirect_uris": uris},
+        data={**f.fields, "name": "Print Shop", "browser_flow": "y", "redirect_uris": uris},
     )
     assert created.status_code == 201
     client_id = created.text.split('id="client-id">')[1].split("<")[0]

@@ -58,9 +58,29 @@ def test_users_and_apps(env: dict[str, str]) -> None:
     )
     assert user["email"] == "ada@example.org"
     app = json.loads(
-        run(env, "apps", "create", "--name", "My app", "--owner", "ada@example.org", "--json")
+        run(
+            env,
+            "apps",
+            "create",
+            "--name",
+            "My app",
+            "--owner",
+            "ada@example.org",
+            "--redirect-uri",
+            "https://app.example.org/cb",
+            "--json",
+        )
     )
-    assert set(app) == {"id", "name", "client_id", "client_secret", "first_party", "public_client"}
+    assert set(app) == {
+        "id",
+        "name",
+        "client_id",
+        "client_secret",
+        "first_party",
+        "public_client",
+        "redirect_uris",
+    }
+    assert app["redirect_uris"] == ["https://app.example.org/cb"]
     assert app["first_party"] is False and app["public_client"] is False
     sessions = sessions_for(env)
     with sessions() as s:
@@ -84,7 +104,9 @@ def test_cli_errors_are_clear(env: dict[str, str]) -> None:
     )
     assert short.exit_code != 0 and "at least 8" in short.output
     orphan = runner.invoke(
-        main, ["apps", "create", "--name", "x", "--owner", "nobody@x.org"], env=env
+        main,
+        ["apps", "create", "--name", "x", "--owner", "nobody@x.org", "--no-browser-flow"],
+        env=env,
     )
     assert orphan.exit_code != 0 and "no user" in orphan.output
     run(env, "users", "create", "--email", "a@b.c", "--name", "A", stdin="long password\n")

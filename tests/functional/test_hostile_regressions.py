@@ -297,7 +297,7 @@ def test_pages_escape_stored_names(
         (register,) = [f for f in forms(page.text) if f.action == "/account/applications"]
         r = web.post(
             f"{base}/account/applications",
-            data={**register.fields, "name": payload},
+            data={**register.fields, "name": payload, "redirect_uris": "https://a.example/cb"},
             allow_redirects=False,
             timeout=30,
         )
