@@ -140,6 +140,9 @@ class AuthSettings(Settings):
     twitter_api_url: str = "https://api.twitter.com"
     # Seconds allowed for each call to a social provider.
     social_timeout: int = 5
+    # Applications a user may create (API and developer page together) in a moving window: each
+    # application has a rate limit of its own, so minting them would multiply the user's.
+    applications_created_per_user: str = "10/day"
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -11,6 +12,7 @@ from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from auth_server.accounts import create_application, rotate_secret
+from auth_server.applications import creation_throttle
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ApplicationForm, ButtonForm
@@ -147,6 +149,19 @@ def applications() -> Response:
                 apps=_own_applications(db, user),
                 button=ButtonForm(),
             )
+        wait = creation_throttle().hit(user.id)
+        if wait is not None:
+            ip = request.remote_addr
+            audit("application.throttled", user_id=user.id, retry_after=wait, ip=ip)
+            return page(
+                "applications.html",
+                429,
+                user=user,
+                form=form,
+                apps=_own_applications(db, user),
+                button=ButtonForm(),
+                form_error=too_many_applications(wait),
+            )
         new = create_application(
             db,
             name=form.name.data or "",
@@ -162,6 +177,15 @@ def applications() -> Response:
         )
         # Shown in this response only (never stored in the session cookie), and never again.
         return page("application_secret.html", 201, app=new.application, secret=new.client_secret)
+
+
+def too_many_applications(wait: int) -> str:
+    """Return the form error of a user over the application-creation limit."""
+    if wait >= 3600:
+        later = f"{math.ceil(wait / 3600)} hour(s)"
+    else:
+        later = f"{math.ceil(wait / 60)} minute(s)"
+    return f"You have registered too many applications lately. Try again in {later}."
 
 
 def rotate_application_secret(application_id: str) -> Response:

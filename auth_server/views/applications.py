@@ -18,6 +18,7 @@ from auth_server.accounts import AccountError, create_application
 from auth_server.applications import (
     check_name,
     check_redirect_urls,
+    creation_throttle,
     delete_application,
     find_owned,
     issued_to_first_party,
@@ -146,6 +147,17 @@ class Applications(MethodView):
         redirect_urls = check_redirect_urls(request_list(request, "redirect_urls") or [])
         raw_standard = params.get("standard_token_response")
         standard = bool(raw_standard) and parse_bool("standard_token_response", raw_standard or "")
+        throttle = creation_throttle()
+        wait = throttle.hit(record.user_id or "")
+        if wait is not None:
+            audit("application.throttled", user_id=record.user_id, retry_after=wait)
+            message = (
+                f"Too many applications created: the limit is {throttle.describe()} per user. "
+                f"Try again in {wait} seconds."
+            )
+            resp = jsonify({"type": "rate_limit_error", "message": message})
+            resp.headers["Retry-After"] = str(wait)
+            return resp, 429
         svc = services()
         with svc.stores.sessions() as session, session.begin():
             owner = session.get(User, record.user_id)

@@ -12,6 +12,7 @@ import falcon.testing
 import orjson
 import pytest
 import requests
+from redis import Redis
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from werkzeug.test import Client
@@ -23,7 +24,7 @@ from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
 from tests.functional.catalog_support import Catalog, catalog
-from tests.functional.conftest import LiveServer
+from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.hostile_corpus import INJECTIONS, XSS_MARKERS
 from tests.functional.user_api_support import Caller, make_caller
 from tests.pages import Account, form, forms, sign_in
@@ -259,9 +260,16 @@ def test_search_correction_redirect_keeps_hostile_text_encoded(catalog: Catalog)
 
 
 def test_injection_strings_are_stored_and_shown_literally(
-    resource_server: LiveServer, auth_server: LiveServer, caller: Caller
+    resource_server: LiveServer,
+    auth_server: LiveServer,
+    caller: Caller,
+    redis_client: Redis,
+    base_settings: Settings,
 ) -> None:
     for payload in INJECTIONS:
+        # More applications than a user may create in a day: that limit is not under test here
+        # (tests/functional/security/test_low_app_creation_throttle.py), so forget the count.
+        forget_sign_in_throttle(redis_client, base_settings.redis_prefix)
         r = requests.post(
             f"{resource_server.url}/api/collections",
             data={"user_id": caller.id, "name": payload, "description": payload},
