@@ -17,6 +17,7 @@ from auth_server.accounts import find_user_by_email
 from auth_server.audit import audit
 from auth_server.revocation import revoke_all
 from common.models import Application, Token, User
+from common.stores import Stores
 from common.tokens import TokenStore
 
 
@@ -34,9 +35,10 @@ class Change:
     tokens_expired: int
 
 
-def set_user_enabled(tokens: TokenStore, email: str, *, enabled: bool) -> Change:
+def set_user_enabled(stores: Stores, email: str, *, enabled: bool) -> Change:
     """Enable or disable the user with ``email``; disabling ends their tokens, codes, sessions."""
-    with tokens.sessions() as session, session.begin():
+    tokens = stores.tokens
+    with stores.sessions() as session, session.begin():
         user = find_user_by_email(session, email)
         if user is None:
             raise NotFound(f"no user with email {email}")
@@ -61,9 +63,10 @@ def _apply_to_user(session: Session, tokens: TokenStore, user: User, enabled: bo
     return revoke_all(session, tokens, user_id=user.id)
 
 
-def set_application_enabled(tokens: TokenStore, client_id: str, *, enabled: bool) -> Change:
+def set_application_enabled(stores: Stores, client_id: str, *, enabled: bool) -> Change:
     """Enable or disable an application; disabling ends its tokens and pending codes."""
-    with tokens.sessions() as session, session.begin():
+    tokens = stores.tokens
+    with stores.sessions() as session, session.begin():
         app = session.scalar(select(Application).where(Application.client_id == client_id))
         if app is None:
             raise NotFound(f"no application with client id {client_id}")

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from common.settings import AuthSettings, Settings
+
+if TYPE_CHECKING:  # imported where used at run time: the CLI starts without the services
+    from auth_server.disabling import Change
+    from common.stores import Stores
 
 
 def _settings() -> Settings:
@@ -196,7 +200,7 @@ def _set_app_enabled(client_id: str, *, enabled: bool) -> None:
     from auth_server.disabling import NotFound, set_application_enabled
 
     try:
-        change = set_application_enabled(_stores().tokens, client_id, enabled=enabled)
+        change = set_application_enabled(_stores(), client_id, enabled=enabled)
     except NotFound as ex:
         raise click.ClickException(str(ex)) from None
     _report_change("application", change)
@@ -253,13 +257,13 @@ def _set_user_enabled(email: str, *, enabled: bool) -> None:
     from auth_server.disabling import NotFound, set_user_enabled
 
     try:
-        change = set_user_enabled(_stores().tokens, email, enabled=enabled)
+        change = set_user_enabled(_stores(), email, enabled=enabled)
     except NotFound as ex:
         raise click.ClickException(str(ex)) from None
     _report_change("user", change)
 
 
-def _stores() -> Any:
+def _stores() -> Stores:
     """Connect to the instance's database (migrated) and Redis."""
     from common.db import upgrade
     from common.stores import Stores
@@ -269,7 +273,7 @@ def _stores() -> Any:
     return Stores.connect(settings)
 
 
-def _report_change(kind: str, change: Any) -> None:
+def _report_change(kind: str, change: Change) -> None:
     state = "enabled" if change.enabled else "disabled"
     already = " (it already was)" if change.enabled == change.was_enabled else ""
     click.echo(f"{kind} {change.name} {state}{already}")

@@ -132,3 +132,34 @@ def test_load_demo_is_idempotent(env: dict[str, str]) -> None:
 
 def test_db_check_passes(env: dict[str, str]) -> None:
     run(env, "db", "check")
+
+
+def test_disable_and_enable_a_user_and_an_application(env: dict[str, str]) -> None:
+    run(env, "users", "create", "--email", "b@b.org", "--name", "B", stdin="long password\n")
+    app = json.loads(
+        run(
+            env,
+            "apps",
+            "create",
+            "--name",
+            "Job",
+            "--owner",
+            "b@b.org",
+            "--no-browser-flow",
+            "--json",
+        )
+    )
+    assert app["redirect_uris"] == []
+    assert "user b@b.org disabled" in run(env, "users", "disable", "b@b.org")
+    assert "(it already was)" in run(env, "users", "disable", "b@b.org")
+    assert "user b@b.org enabled" in run(env, "users", "enable", "b@b.org")
+    assert "disabled" in run(env, "apps", "disable", app["client_id"])
+    sessions = sessions_for(env)
+    with sessions() as s:
+        assert authenticate_client(s, app["client_id"], app["client_secret"]) is None
+        assert s.scalar(select(User.enabled).where(User.email == "b@b.org")) is True
+    run(env, "apps", "enable", app["client_id"])
+    with sessions() as s:
+        assert authenticate_client(s, app["client_id"], app["client_secret"]) is not None
+    unchanged = CliRunner().invoke(main, ["apps", "set", app["client_id"]], env=env)
+    assert unchanged.exit_code != 0 and "--first-party or --third-party" in unchanged.output
