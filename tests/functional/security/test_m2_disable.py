@@ -103,6 +103,9 @@ def test_disabling_a_user_ends_their_tokens_codes_and_sign_in(
     code = make_code(sessions, world)
     assert get_artists(resource_server, token) == 200
     assert at_auth(auth_server, world, token) == 200
+    browser = requests.Session()
+    assert sign_in(browser, auth_server.url, world.email, PASSWORD).status_code == 302
+    assert browser.get(f"{auth_server.url}/account", allow_redirects=False).status_code == 200
 
     out = run_cli(env, "users", "disable", world.email)
     assert f"user {world.email} disabled" in out and "1 live token(s)" in out
@@ -125,6 +128,9 @@ def test_disabling_a_user_ends_their_tokens_codes_and_sign_in(
     assert redeemed.status_code in (400, 401) and "access_token" not in redeemed.json()
     with sessions() as s:
         assert s.get_one(User, world.user_id).session_generation == 1  # sessions ended
+    signed_out = browser.get(f"{auth_server.url}/account", allow_redirects=False)
+    assert signed_out.status_code == 302 and "/account/sign_in" in signed_out.headers["Location"]
+    browser.close()
 
     # Enabling lets the user back in, and brings no old token back.
     assert "enabled" in run_cli(env, "users", "enable", world.email)
