@@ -6,18 +6,28 @@ Nothing else in the project reads ``os.environ``. Tests construct settings direc
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import logging
 import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 S = TypeVar("S", bound="Settings")
+
+log = logging.getLogger("artcat.settings")
 
 DAY = 86_400
 ENVIRONMENTS = ("development", "staging", "production")
 STAGING = "staging"
+PRODUCTION = "production"
+
+
+class SettingsError(ValueError):
+    """A setting that the services cannot run with (the message names it)."""
 
 
 @dataclass(frozen=True)
@@ -66,12 +76,21 @@ class Settings:
     # per-IP sign-in throttle and the logs see the peer's own address.
     trusted_proxy: str = ""
     trusted_proxy_count: int = 1
+    # Strict-Transport-Security max-age (seconds) sent on every response when PUBLIC_URL is
+    # https; 0 sends none.
+    hsts_max_age: int = 365 * DAY
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_dir", Path(self.instance_dir))
         object.__setattr__(self, "environment", self.environment.strip().lower())
         if self.environment not in ENVIRONMENTS:
-            raise ValueError(f"ENVIRONMENT must be one of {', '.join(ENVIRONMENTS)}")
+            raise SettingsError(f"ENVIRONMENT must be one of {', '.join(ENVIRONMENTS)}")
+        check_public_url(self.public_url, self.environment)
+
+    @property
+    def https(self) -> bool:
+        """Tell whether the public URL is https (secure cookies and HSTS follow from it)."""
+        return self.public_url.lower().startswith("https://")
 
     @property
     def sqlalchemy_url(self) -> str:
@@ -115,7 +134,8 @@ class AuthSettings(Settings):
     login_attempts_per_account: str = "10/5minutes"
     login_attempts_per_ip: str = "30/minute"
     code_ttl: int = 600
-    session_cookie_secure: bool = False
+    # None (unset): secure cookies exactly when PUBLIC_URL is https; see ``cookie_secure``.
+    session_cookie_secure: bool | None = None
     # Outgoing email (password reset links). Off by default, as on a staging instance; reset
     # links are built from ``public_url`` only, never from a request's Host header.
     email_enabled: bool = False
@@ -141,6 +161,21 @@ class AuthSettings(Settings):
     # Seconds allowed for each call to a social provider.
     social_timeout: int = 5
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.session_cookie_secure is False and self.https:
+            log.warning(
+                "SESSION_COOKIE_SECURE=false although PUBLIC_URL is https: the session cookie "
+                "will also be sent over plain http"
+            )
+
+    @property
+    def cookie_secure(self) -> bool:
+        """Tell whether the session cookie is Secure: as set, else when PUBLIC_URL is https."""
+        if self.session_cookie_secure is None:
+            return self.https
+        return self.session_cookie_secure
+
 
 @dataclass(frozen=True)
 class ResourceSettings(Settings):
@@ -160,6 +195,43 @@ def normalise_database_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
+
+
+def is_loopback_host(host: str) -> bool:
+    """Tell whether a host name (no port) is ``localhost`` or a loopback address."""
+    host = host.lower().removeprefix("[").removesuffix("]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_public_url(url: str, environment: str) -> None:
+    """Refuse a PUBLIC_URL that is not absolute, or a production instance without one.
+
+    Without PUBLIC_URL links and the issuer would be taken from each request's Host header,
+    which the client chooses; production therefore needs it, and https unless on loopback.
+    """
+    advice = "the absolute https URL clients reach the service at, e.g. https://api.example.org"
+    if not url:
+        if environment == PRODUCTION:
+            raise SettingsError(f"PUBLIC_URL must be set when ENVIRONMENT=production: {advice}")
+        return
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError:
+        host = ""
+    if parts.scheme not in ("http", "https") or not host or parts.query or parts.fragment:
+        raise SettingsError(f"PUBLIC_URL {url!r} is not an absolute http(s) URL: {advice}")
+    if environment == PRODUCTION and parts.scheme == "http" and not is_loopback_host(host):
+        raise SettingsError(
+            f"PUBLIC_URL must be https when ENVIRONMENT=production (http only for a loopback "
+            f"host), not {url!r}"
+        )
 
 
 def load_or_create_secret_key(instance_dir: Path) -> str:
@@ -184,6 +256,7 @@ def load_or_create_secret_key(instance_dir: Path) -> str:
 
 def _coerce(f: dataclasses.Field[Any], raw: str) -> Any:
     kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "str")
+    kind = kind.removesuffix(" | None")
     if kind == "bool":
         return raw.strip().lower() in {"1", "true", "yes", "on"}
     if kind == "int":
