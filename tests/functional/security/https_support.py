@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import requests
+
 from auth_server.app import create_app as create_auth
 from common.settings import AuthSettings, ResourceSettings
 from common.stores import Stores
@@ -50,3 +52,12 @@ def checked(app: Any) -> Iterator[LiveServer]:
             yield live
         finally:
             CHECKED_PORTS.discard(port)
+
+
+def call(method: str, url: str, **kw: Any) -> requests.Response:
+    """Send one request on a connection of its own, closed after the answer.
+
+    A kept-alive connection would hold a server of one test open until its deadline.
+    """
+    headers = {"Connection": "close", **kw.pop("headers", {})}
+    return requests.request(method, url, headers=headers, timeout=10, **kw)

@@ -29,6 +29,7 @@ from tests.functional.process_support import free_port
 from tests.functional.security.https_support import (
     FORGED_HOST,
     PUBLIC_URL,
+    call,
     checked,
     https_auth,
     https_resource,
@@ -77,7 +78,7 @@ def public_resource(resource_settings: ResourceSettings, stores: Stores) -> Iter
 
 
 def test_api_root_links_ignore_a_forged_host(public_resource: LiveServer) -> None:
-    r = requests.get(f"{public_resource.url}/api", headers=FORGED, timeout=10)
+    r = call("GET", f"{public_resource.url}/api", headers=FORGED)
     assert r.status_code == 200
     links = [v for v in hrefs(r.json()) if "://" in v]
     assert links and all(v.startswith(PUBLIC_URL + "/") for v in links), links
@@ -85,7 +86,7 @@ def test_api_root_links_ignore_a_forged_host(public_resource: LiveServer) -> Non
 
 
 def test_metadata_issuer_ignores_a_forged_host(public_auth: LiveServer) -> None:
-    r = requests.get(public_auth.url + METADATA, headers=FORGED, timeout=10)
+    r = call("GET", public_auth.url + METADATA, headers=FORGED)
     assert r.status_code == 200
     assert r.json()["issuer"] == PUBLIC_URL
     assert FORGED_HOST not in r.text
@@ -113,7 +114,7 @@ def test_reset_link_ignores_a_forged_host(
     settings = dataclasses.replace(auth_settings, public_url=PUBLIC_URL, **mail)
     app = create_auth(settings, stores)
     with checked(app) as live, requests.Session() as web:
-        web.headers.update(FORGED)
+        web.headers.update({**FORGED, "Connection": "close"})
         r = ask_for_reset(web, live.url, account.email)
         assert r.status_code == 200, r.text
         [message] = inbox[0].wait_for(1)
@@ -128,7 +129,7 @@ def test_reset_link_ignores_a_forged_host(
 def test_without_public_url_a_forged_host_is_refused(
     combined_server: LiveServer, path: str
 ) -> None:
-    r = requests.get(combined_server.url + path, headers=FORGED, timeout=10)
+    r = call("GET", combined_server.url + path, headers=FORGED)
     assert r.status_code == 400
     assert r.json()["type"] == "param_error" and "PUBLIC_URL" in r.json()["message"]
     assert FORGED_HOST not in r.text
@@ -138,16 +139,16 @@ def test_without_public_url_a_forged_host_is_refused(
 def test_without_public_url_look_alike_hosts_are_refused(
     combined_server: LiveServer, host: str
 ) -> None:
-    r = requests.get(combined_server.url + METADATA, headers={"Host": host}, timeout=10)
+    r = call("GET", combined_server.url + METADATA, headers={"Host": host})
     assert r.status_code == 400 and host not in r.text
 
 
 def test_without_public_url_a_loopback_host_is_served(combined_server: LiveServer) -> None:
     port = combined_server.server.effective_port
     for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"):
-        r = requests.get(combined_server.url + METADATA, headers={"Host": host}, timeout=10)
+        r = call("GET", combined_server.url + METADATA, headers={"Host": host})
         assert r.status_code == 200 and r.json()["issuer"] == f"http://{host}"
-    root = requests.get(combined_server.url + "/api", timeout=10)
+    root = call("GET", combined_server.url + "/api")
     assert root.status_code == 200
 
 
