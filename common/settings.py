@@ -97,7 +97,12 @@ class Settings:
         """Return the database URL, defaulting to a SQLite file in the instance folder."""
         if self.database_url:
             return normalise_database_url(self.database_url)
-        return f"sqlite:///{(self.instance_dir / 'artcat.sqlite3').resolve()}"
+        return f"sqlite:///{self.default_sqlite_path}"
+
+    @property
+    def default_sqlite_path(self) -> Path:
+        """Return the path of the SQLite database used when DATABASE_URL is unset."""
+        return (self.instance_dir / "artcat.sqlite3").resolve()
 
     @property
     def embedded_redis(self) -> bool:
@@ -234,11 +239,37 @@ def check_public_url(url: str, environment: str) -> None:
         )
 
 
+def prepare_instance_dir(instance_dir: Path) -> None:
+    """Create the instance folder for its owner only (0700), or tighten an existing one.
+
+    It holds the secret key and, by default, the database: nobody else on the host may read it.
+    """
+    instance_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tighten(instance_dir)
+
+
+def tighten(path: Path) -> None:
+    """Take every group and other permission off ``path`` (when it exists), with a log line."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return
+    if not mode & 0o077:
+        return
+    try:
+        path.chmod(mode & 0o700)
+    except OSError as ex:
+        log.warning("could not restrict %s to its owner (mode %o): %s", path, mode, ex.strerror)
+        return
+    log.warning("restricted %s to its owner: mode %o, was %o", path, mode & 0o700, mode)
+
+
 def load_or_create_secret_key(instance_dir: Path) -> str:
     """Return the secret key persisted in the instance folder, creating it on first use."""
-    instance_dir.mkdir(parents=True, exist_ok=True)
+    prepare_instance_dir(instance_dir)
     path = instance_dir / "secret_key"
     if path.exists():
+        tighten(path)
         return path.read_text().strip()
     key = secrets.token_urlsafe(48)
     tmp = instance_dir / f".secret_key.{os.getpid()}"
