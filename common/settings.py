@@ -123,9 +123,15 @@ class Settings:
             raw = env.get(f.name.upper())
             if raw is None or raw == "":
                 continue
-            values[f.name] = _coerce(f, raw)
+            try:
+                values[f.name] = _coerce(f, raw)
+            except ValueError:
+                raise SettingsError(f"{f.name.upper()}={raw!r} is not a valid {f.type}") from None
         values.update(overrides)
         instance_dir = Path(values.get("instance_dir", cls.instance_dir))
+        # Refused before the instance folder and a secret key are created for nothing.
+        environment = str(values.get("environment", cls.environment)).strip().lower()
+        check_public_url(str(values.get("public_url", "")), environment)
         if not values.get("secret_key"):
             values["secret_key"] = load_or_create_secret_key(instance_dir)
         return cls(**values)
@@ -226,10 +232,10 @@ def check_public_url(url: str, environment: str) -> None:
         return
     try:
         parts = urlsplit(url)
-        host = parts.hostname or ""
         _ = parts.port  # a port that is not a number raises here
     except ValueError:
-        host = ""
+        parts = urlsplit("")
+    host = parts.hostname or ""
     if parts.scheme not in ("http", "https") or not host or parts.query or parts.fragment:
         raise SettingsError(f"PUBLIC_URL {url!r} is not an absolute http(s) URL: {advice}")
     if environment == PRODUCTION and parts.scheme == "http" and not is_loopback_host(host):

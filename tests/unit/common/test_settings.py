@@ -54,6 +54,7 @@ def test_production_takes_https_or_a_loopback_http_public_url(url: str) -> None:
         ("ftp://api.example.org", "not an absolute"),
         ("https://api.example.org:http", "not an absolute"),
         ("https://api.example.org/?a=1", "not an absolute"),
+        ("https://[::1", "not an absolute"),
     ],
 )
 def test_production_refuses_a_missing_or_plain_http_public_url(url: str, says: str) -> None:
@@ -96,3 +97,10 @@ def test_hsts_max_age_is_a_year_by_default_and_configurable(tmp_path: Path) -> N
     env = {"INSTANCE_DIR": str(tmp_path), "SECRET_KEY": "k"}
     assert Settings.from_env(env).hsts_max_age == 31_536_000
     assert Settings.from_env({**env, "HSTS_MAX_AGE": "0"}).hsts_max_age == 0
+
+
+def test_a_malformed_number_names_its_variable(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="HSTS_MAX_AGE='a year' is not a valid int"):
+        Settings.from_env(
+            {"INSTANCE_DIR": str(tmp_path), "SECRET_KEY": "k", "HSTS_MAX_AGE": "a year"}
+        )
