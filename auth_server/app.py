@@ -11,6 +11,7 @@ from auth_server.context import AuthServices
 from auth_server.views import account, authorize, discovery, health, password, session, tokens
 from auth_server.views import applications as applications_api
 from auth_server.views import oauth as oauth_endpoints
+from common.hardening import PRIVATE, Hardening
 from common.observability import ROUTE_KEY, Observer
 from common.settings import AuthSettings
 from common.stores import Stores
@@ -30,7 +31,7 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         MAX_CONTENT_LENGTH=1024 * 1024,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        SESSION_COOKIE_SECURE=settings.session_cookie_secure,
+        SESSION_COOKIE_SECURE=settings.cookie_secure,
         JSON_SORT_KEYS=False,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
@@ -117,5 +118,8 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         service="auth",
         access_log=settings.access_log,
         expose_metrics=settings.metrics_enabled,
+    )
+    app.wsgi_app = Hardening(  # type: ignore[method-assign]
+        app.wsgi_app, settings, default_cache_control=PRIVATE
     )
     return app

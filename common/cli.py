@@ -8,11 +8,12 @@ import click
 
 from common.catalog_version import announce_catalog_change
 from common.cli_accounts import apps, users
-from common.settings import AuthSettings, ResourceSettings, Settings
+from common.cli_support import load_settings
+from common.settings import AuthSettings, ResourceSettings, Settings, SettingsError
 
 
 def _settings() -> Settings:
-    return Settings.from_env()
+    return load_settings(Settings)
 
 
 @click.group()
@@ -210,8 +211,11 @@ def serve(service: str, host: str, port: int, threads: int, workers: int, no_dem
     from common.observability import configure_logging
     from common.serve import proxy_options, run_waitress
 
-    auth_settings = AuthSettings.from_env()
-    resource_settings = ResourceSettings.from_env()
+    try:
+        auth_settings = AuthSettings.from_env()
+        resource_settings = ResourceSettings.from_env()
+    except SettingsError as ex:  # said plainly, without a traceback
+        raise click.ClickException(str(ex)) from None
     configure_logging(resource_settings.log_level, access=resource_settings.access_log)
     demo = first_start(auth_settings, load_demo_data=service == "all" and not no_demo)
     url = resource_settings.public_url or f"http://{host}:{port}"

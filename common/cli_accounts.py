@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from common.cli_support import load_settings
 from common.settings import AuthSettings, Settings
 
 if TYPE_CHECKING:  # imported where used at run time: the CLI starts without the services
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # imported where used at run time: the CLI starts without the
 
 
 def _settings() -> Settings:
-    return Settings.from_env()
+    return load_settings(Settings)
 
 
 # -- accounts ----------------------------------------------------------------------------------
@@ -226,7 +227,7 @@ def users_create(email: str, name: str, as_json: bool) -> None:
         password = sys.stdin.readline().rstrip("\r\n")
     if len(password) < 8:
         raise click.ClickException("the password must have at least 8 characters")
-    settings = AuthSettings.from_env()
+    settings = load_settings(AuthSettings)
     upgrade(settings)
     with make_sessionmaker(make_engine(settings))() as session, session.begin():
         try:

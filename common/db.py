@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
 
-from common.settings import Settings
+from common.settings import Settings, prepare_instance_dir, tighten
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -26,11 +27,27 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
     cursor.close()
 
 
+def prepare_sqlite(settings: Settings) -> None:
+    """Create the instance folder (0700) and the default SQLite file for its owner only (0600).
+
+    SQLite would create the file with the umask's mode (0644, usually); created empty here
+    first, it keeps 0600, and SQLite gives its -wal and -shm files the database's own mode.
+    Existing files are tightened.
+    """
+    prepare_instance_dir(settings.instance_dir)
+    if settings.database_url:
+        return  # a database file of the operator's choosing keeps the mode they gave it
+    path = settings.default_sqlite_path
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+        tighten(path.with_name(name))
+
+
 def make_engine(settings: Settings, **kwargs: Any) -> Engine:
     """Create the engine for the configured database (SQLite in WAL mode by default)."""
     url = settings.sqlalchemy_url
     if url.startswith("sqlite"):
-        settings.instance_dir.mkdir(parents=True, exist_ok=True)
+        prepare_sqlite(settings)
         engine = create_engine(
             url,
             echo=settings.sql_echo,
@@ -150,5 +167,5 @@ def upgrade(settings: Settings, revision: str = "head") -> None:
     from alembic import command
 
     if settings.sqlalchemy_url.startswith("sqlite"):
-        settings.instance_dir.mkdir(parents=True, exist_ok=True)
+        prepare_sqlite(settings)
     command.upgrade(alembic_config(settings), revision)

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import count
 from typing import Any
+from urllib.parse import unquote, unquote_plus
 
 import orjson
 
@@ -65,9 +66,15 @@ _SECRET_PARAM_PARTS = (
     "auth",
     "email",
 )
-# Paths whose last segment is a secret (the token of a password reset link).
-_SECRET_PATH_PREFIXES = ("/account/password/reset/",)
+# A path whose rest, after this, is a secret (the token of a password reset link). Matched on
+# the path with its case folded and its empty and "." segments removed, so that a spelling
+# the router would refuse or redirect still has its token redacted.
+_RESET_LINK_PATH = "/password/reset/"
 _MAX_FIELD = 512  # longer paths, queries and user agents are cut: a line stays under PIPE_BUF
+# Percent-decodings tried on a parameter name; a name still encoded after as many is redacted.
+_MAX_DECODES = 4
+_SEPARATORS = re.compile(r"[&;]")
+_EMPTY_SEGMENTS = re.compile(r"/(?:\.?/)+")
 
 
 class _Sink:
@@ -79,30 +86,67 @@ class _Sink:
 SINK = _Sink()
 
 
+def _decoded(text: str, unquote: Callable[[str], str]) -> str | None:
+    """Return ``text`` percent-decoded until it stops changing (None: still encoded after
+    ``_MAX_DECODES`` rounds, which nobody sends by mistake)."""
+    for _ in range(_MAX_DECODES):
+        decoded = unquote(text)
+        if decoded == text:
+            return text
+        text = decoded
+    return None if unquote(text) != text else text
+
+
+def secret_param_name(name: str) -> bool:
+    """Tell whether a raw (still encoded) query parameter name may carry a secret.
+
+    The name is decoded first (``+`` and ``%XX``, repeatedly: ``%2561ccess_token`` is
+    ``access_token``), so no encoding of ``code`` or ``client_secret`` slips past.
+    """
+    decoded = _decoded(name, unquote_plus)
+    if decoded is None:
+        return True
+    lowered = decoded.lower()
+    return any(part in lowered for part in _SECRET_PARAM_PARTS)
+
+
 def redact_query(query: str) -> str:
-    """Return a query string with the values of secret-looking parameters replaced."""
-    lowered = query.lower()
-    for part in _SECRET_PARAM_PARTS:  # a plain loop: the cheapest check when nothing matches
-        if part in lowered:
-            break
-    else:
-        return query[:_MAX_FIELD]
-    parts = []
-    for pair in query.split("&"):
-        name, eq, _value = pair.partition("=")
-        lowered = name.lower()
-        if eq and any(p in lowered for p in _SECRET_PARAM_PARTS):
-            parts.append(f"{name}={REDACTED}")
+    """Return a query string with the values of secret-looking parameters replaced.
+
+    Pairs are split on ``&`` and ``;`` (some parsers take either) and names are decoded before
+    they are compared.
+    """
+    if "%" not in query:
+        lowered = query.lower()
+        for part in _SECRET_PARAM_PARTS:  # a plain loop: the cheapest check when nothing matches
+            if part in lowered:
+                break
         else:
-            parts.append(pair)
-    return "&".join(parts)[:_MAX_FIELD]
+            return query[:_MAX_FIELD]
+    out = []
+    start = 0
+    for sep in (*_SEPARATORS.finditer(query), None):
+        end = sep.start() if sep is not None else len(query)
+        name, eq, _value = query[start:end].partition("=")
+        out.append(f"{name}={REDACTED}" if eq and secret_param_name(name) else query[start:end])
+        if sep is not None:
+            out.append(sep.group())
+            start = sep.end()
+    return "".join(out)[:_MAX_FIELD]
 
 
 def redact_path(path: str) -> str:
     """Return a path with a secret segment (a password reset token) replaced."""
-    if path.startswith(_SECRET_PATH_PREFIXES):
-        return next(p for p in _SECRET_PATH_PREFIXES if path.startswith(p)) + REDACTED
-    return path[:_MAX_FIELD]
+    if "%" not in path and "reset" not in path.lower():
+        return path[:_MAX_FIELD]
+    decoded = _decoded(path, unquote)
+    if decoded is None:
+        return REDACTED
+    normal = _EMPTY_SEGMENTS.sub("/", decoded)
+    at = normal.lower().find(_RESET_LINK_PATH)
+    if at < 0:
+        return path[:_MAX_FIELD]
+    return normal[: at + len(_RESET_LINK_PATH)][:_MAX_FIELD] + REDACTED
 
 
 _ts_cache: tuple[int, str] = (0, "")

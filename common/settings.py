@@ -6,18 +6,28 @@ Nothing else in the project reads ``os.environ``. Tests construct settings direc
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import logging
 import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 S = TypeVar("S", bound="Settings")
+
+log = logging.getLogger("artcat.settings")
 
 DAY = 86_400
 ENVIRONMENTS = ("development", "staging", "production")
 STAGING = "staging"
+PRODUCTION = "production"
+
+
+class SettingsError(ValueError):
+    """A setting that the services cannot run with (the message names it)."""
 
 
 @dataclass(frozen=True)
@@ -66,19 +76,33 @@ class Settings:
     # per-IP sign-in throttle and the logs see the peer's own address.
     trusted_proxy: str = ""
     trusted_proxy_count: int = 1
+    # Strict-Transport-Security max-age (seconds) sent on every response when PUBLIC_URL is
+    # https; 0 sends none.
+    hsts_max_age: int = 365 * DAY
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_dir", Path(self.instance_dir))
         object.__setattr__(self, "environment", self.environment.strip().lower())
         if self.environment not in ENVIRONMENTS:
-            raise ValueError(f"ENVIRONMENT must be one of {', '.join(ENVIRONMENTS)}")
+            raise SettingsError(f"ENVIRONMENT must be one of {', '.join(ENVIRONMENTS)}")
+        check_public_url(self.public_url, self.environment)
+
+    @property
+    def https(self) -> bool:
+        """Tell whether the public URL is https (secure cookies and HSTS follow from it)."""
+        return self.public_url.lower().startswith("https://")
 
     @property
     def sqlalchemy_url(self) -> str:
         """Return the database URL, defaulting to a SQLite file in the instance folder."""
         if self.database_url:
             return normalise_database_url(self.database_url)
-        return f"sqlite:///{(self.instance_dir / 'artcat.sqlite3').resolve()}"
+        return f"sqlite:///{self.default_sqlite_path}"
+
+    @property
+    def default_sqlite_path(self) -> Path:
+        """Return the path of the SQLite database used when DATABASE_URL is unset."""
+        return (self.instance_dir / "artcat.sqlite3").resolve()
 
     @property
     def embedded_redis(self) -> bool:
@@ -99,9 +123,15 @@ class Settings:
             raw = env.get(f.name.upper())
             if raw is None or raw == "":
                 continue
-            values[f.name] = _coerce(f, raw)
+            try:
+                values[f.name] = _coerce(f, raw)
+            except ValueError:
+                raise SettingsError(f"{f.name.upper()}={raw!r} is not a valid {f.type}") from None
         values.update(overrides)
         instance_dir = Path(values.get("instance_dir", cls.instance_dir))
+        # Refused before the instance folder and a secret key are created for nothing.
+        environment = str(values.get("environment", cls.environment)).strip().lower()
+        check_public_url(str(values.get("public_url", "")), environment)
         if not values.get("secret_key"):
             values["secret_key"] = load_or_create_secret_key(instance_dir)
         return cls(**values)
@@ -115,7 +145,8 @@ class AuthSettings(Settings):
     login_attempts_per_account: str = "10/5minutes"
     login_attempts_per_ip: str = "30/minute"
     code_ttl: int = 600
-    session_cookie_secure: bool = False
+    # None (unset): secure cookies exactly when PUBLIC_URL is https; see ``cookie_secure``.
+    session_cookie_secure: bool | None = None
     # Outgoing email (password reset links). Off by default, as on a staging instance; reset
     # links are built from ``public_url`` only, never from a request's Host header.
     email_enabled: bool = False
@@ -144,6 +175,21 @@ class AuthSettings(Settings):
     # application has a rate limit of its own, so minting them would multiply the user's.
     applications_created_per_user: str = "10/day"
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.session_cookie_secure is False and self.https:
+            log.warning(
+                "SESSION_COOKIE_SECURE=false although PUBLIC_URL is https: the session cookie "
+                "will also be sent over plain http"
+            )
+
+    @property
+    def cookie_secure(self) -> bool:
+        """Tell whether the session cookie is Secure: as set, else when PUBLIC_URL is https."""
+        if self.session_cookie_secure is None:
+            return self.https
+        return self.session_cookie_secure
+
 
 @dataclass(frozen=True)
 class ResourceSettings(Settings):
@@ -165,11 +211,74 @@ def normalise_database_url(url: str) -> str:
     return url
 
 
+def is_loopback_host(host: str) -> bool:
+    """Tell whether a host name (no port) is ``localhost`` or a loopback address."""
+    host = host.lower().removeprefix("[").removesuffix("]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_public_url(url: str, environment: str) -> None:
+    """Refuse a PUBLIC_URL that is not absolute, or a production instance without one.
+
+    Without PUBLIC_URL links and the issuer would be taken from each request's Host header,
+    which the client chooses; production therefore needs it, and https unless on loopback.
+    """
+    advice = "the absolute https URL clients reach the service at, e.g. https://api.example.org"
+    if not url:
+        if environment == PRODUCTION:
+            raise SettingsError(f"PUBLIC_URL must be set when ENVIRONMENT=production: {advice}")
+        return
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError:
+        parts = urlsplit("")
+    host = parts.hostname or ""
+    if parts.scheme not in ("http", "https") or not host or parts.query or parts.fragment:
+        raise SettingsError(f"PUBLIC_URL {url!r} is not an absolute http(s) URL: {advice}")
+    if environment == PRODUCTION and parts.scheme == "http" and not is_loopback_host(host):
+        raise SettingsError(
+            f"PUBLIC_URL must be https when ENVIRONMENT=production (http only for a loopback "
+            f"host), not {url!r}"
+        )
+
+
+def prepare_instance_dir(instance_dir: Path) -> None:
+    """Create the instance folder for its owner only (0700), or tighten an existing one.
+
+    It holds the secret key and, by default, the database: nobody else on the host may read it.
+    """
+    instance_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tighten(instance_dir)
+
+
+def tighten(path: Path) -> None:
+    """Take every group and other permission off ``path`` (when it exists), with a log line."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return
+    if not mode & 0o077:
+        return
+    try:
+        path.chmod(mode & 0o700)
+    except OSError as ex:
+        log.warning("could not restrict %s to its owner (mode %o): %s", path, mode, ex.strerror)
+        return
+    log.warning("restricted %s to its owner: mode %o, was %o", path, mode & 0o700, mode)
+
+
 def load_or_create_secret_key(instance_dir: Path) -> str:
     """Return the secret key persisted in the instance folder, creating it on first use."""
-    instance_dir.mkdir(parents=True, exist_ok=True)
+    prepare_instance_dir(instance_dir)
     path = instance_dir / "secret_key"
     if path.exists():
+        tighten(path)
         return path.read_text().strip()
     key = secrets.token_urlsafe(48)
     tmp = instance_dir / f".secret_key.{os.getpid()}"
@@ -187,6 +296,7 @@ def load_or_create_secret_key(instance_dir: Path) -> str:
 
 def _coerce(f: dataclasses.Field[Any], raw: str) -> Any:
     kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "str")
+    kind = kind.removesuffix(" | None")
     if kind == "bool":
         return raw.strip().lower() in {"1", "true", "yes", "on"}
     if kind == "int":

@@ -8,6 +8,7 @@ import falcon
 import orjson
 from falcon import media
 
+from common.hardening import PRIVATE, Hardening
 from common.observability import ROUTE_KEY, Observer
 from common.settings import ResourceSettings
 from common.stores import Stores
@@ -64,17 +65,34 @@ class RouteLabel:
         req.env[ROUTE_KEY] = req.uri_template
 
 
+class PrivateResponses:
+    """Keep a user's data out of shared caches: ``Cache-Control: private, no-store``.
+
+    Set on every response of a user-scoped route (whatever its status) and on every response
+    to a request made with a user token. Catalog responses to an XAPP token are left as they are.
+    """
+
+    def process_response(
+        self, req: falcon.Request, resp: falcon.Response, resource: Any, req_succeeded: bool
+    ) -> None:
+        """Mark the response private when it belongs to a user."""
+        token = getattr(req.context, "token", None)
+        if getattr(resource, "auth", None) == "user" or (token is not None and token.is_user):
+            resp.set_header("Cache-Control", PRIVATE)
+
+
 class ObservedApp(falcon.App):
-    """The catalog app, served through the request id / access log / metrics middleware."""
+    """The catalog app, served through the hardening, request id, access log and metrics."""
 
     def __init__(self, settings: ResourceSettings, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._observed = Observer(
+        observed = Observer(
             super().__call__,
             service="resource",
             access_log=settings.access_log,
             expose_metrics=settings.metrics_enabled,
         )
+        self._observed = Hardening(observed, settings)
 
     def __call__(self, env: dict[str, Any], start_response: Any) -> Any:
         """Serve one request."""
@@ -117,6 +135,7 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
     )
     middleware: list[Any] = [
         RouteLabel(),
+        PrivateResponses(),
         falcon.CORSMiddleware(
             allow_origins="*", expose_headers=["Location", "Retry-After", "X-Request-Id"]
         ),

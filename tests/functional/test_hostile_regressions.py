@@ -228,7 +228,10 @@ def test_bodies_over_1_mib_are_413_without_waitress(
     big = b"a=" + b"x" * MAX_REQUEST_BODY
     catalog_app = falcon.testing.TestClient(create_resource(resource_settings, stores))
     r = catalog_app.simulate_post(
-        "/api/collections", body=big, headers={"Content-Type": "application/x-www-form-urlencoded"}
+        "/api/collections",
+        body=big,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        host="localhost",  # without PUBLIC_URL only a loopback Host is served
     )
     assert r.status_code == 413 and r.json["type"] == "other_error"
     auth_app = Client(create_auth(auth_settings, stores))

@@ -220,7 +220,8 @@ def test_account_pages_need_sign_in(combined_server: LiveServer, web: requests.S
 def test_session_cookie_is_secure_when_configured(
     auth_settings: AuthSettings, stores: Stores, account: Account
 ) -> None:
-    app = create_app(dataclasses.replace(auth_settings, session_cookie_secure=True), stores)
+    configured = {"session_cookie_secure": True, "public_url": "https://auth.example"}
+    app = create_app(dataclasses.replace(auth_settings, **configured), stores)
     client = app.test_client()
     page = client.get("/account/sign_in", base_url="https://auth.example")
     f = form(page.get_data(as_text=True), "/account/sign_in")

@@ -370,7 +370,10 @@ def test_refuses_the_same_database_a_non_staging_target_and_a_schema_mismatch(
     with pytest.raises(StagingError, match="staging database itself"):
         rebuild(same, staging, redis=redis_client)
     with pytest.raises(StagingError, match="ENVIRONMENT=staging"):
-        rebuild(same, settings_for(url, tmp_path, environment="production"), redis=redis_client)
+        production = settings_for(
+            url, tmp_path, environment="production", public_url="https://api.example.org"
+        )
+        rebuild(same, production, redis=redis_client)
     unmigrated = tmp_path / "empty.sqlite3"
     create_engine(f"sqlite:///{unmigrated}").connect().close()
     with pytest.raises(StagingError, match="revision None"):
@@ -443,6 +446,10 @@ def test_command_line(tmp_path: Path, redis_client: Redis) -> None:
     lines = {line.split()[0]: line.split()[1:] for line in done.output.splitlines() if line}
     assert lines["artworks"] == ["copy", str(ARTWORKS), "0", str(ARTWORKS)]
     assert lines["tokens"] == ["never", "3", "0", "0"]
-    refused = runner.invoke(main, [*args, "--yes"], env={**env, "ENVIRONMENT": "production"})
+    refused = runner.invoke(
+        main,
+        [*args, "--yes"],
+        env={**env, "ENVIRONMENT": "production", "PUBLIC_URL": "https://api.example.org"},
+    )
     assert refused.exit_code == 1 and "ENVIRONMENT=staging" in refused.output
     prod.engine.dispose()

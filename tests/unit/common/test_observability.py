@@ -13,7 +13,15 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from common import metrics, observability
-from common.observability import REQUEST_ID_KEY, ROUTE_KEY, Observer, configure_logging
+from common.observability import (
+    REDACTED,
+    REQUEST_ID_KEY,
+    ROUTE_KEY,
+    Observer,
+    configure_logging,
+    redact_path,
+    redact_query,
+)
 
 Lines = Callable[[], list[dict[str, Any]]]
 
@@ -271,3 +279,43 @@ def test_request_ids_are_unique_across_draws_and_forks() -> None:
     os.close(read_fd)
     os.close(write_fd)
     assert child != observability.new_request_id()
+
+
+@pytest.mark.parametrize(
+    ("query", "kept"),
+    [
+        ("c%6Fde=S1&size=2", "size=2"),
+        ("%63lient%5Fsecret=S1", ""),
+        ("%2561ccess_token=S1", ""),  # encoded twice
+        ("%252525252561ccess_token=S1", ""),  # encoded too often to be a mistake
+        ("pass%77ord=S1&page=3", "page=3"),
+        ("client+secret=S1", ""),
+        ("x=1;access_token=S1", "x=1;"),
+        ("XAPP_TOKEN=S1", ""),
+        ("%E2%82%AC=euro", "%E2%82%AC=euro"),
+    ],
+)
+def test_encoded_secret_names_are_redacted(query: str, kept: str) -> None:
+    redacted = redact_query(query)
+    assert "S1" not in redacted and kept in redacted
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/account/password/reset/S1",
+        "//account//password/reset/S1",
+        "/Account/Password/Reset/S1",
+        "/account/password/./reset/S1",
+        "/account/password/%72eset/S1",
+        "/account/password/reset/%2553%31",
+    ],
+)
+def test_reset_tokens_are_redacted_however_the_path_is_spelt(path: str) -> None:
+    redacted = redact_path(path)
+    assert redacted.lower().endswith("/reset/" + REDACTED) and "S1" not in redacted
+
+
+def test_paths_without_secrets_are_kept() -> None:
+    assert redact_path("/api/artists/a%20b") == "/api/artists/a%20b"
+    assert redact_path("/api/artists/reset") == "/api/artists/reset"
