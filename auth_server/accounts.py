@@ -7,7 +7,7 @@ from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from common.ids import new_id
@@ -55,6 +55,20 @@ def normalise_email(email: str) -> str:
 def find_user_by_email(session: Session, email: str) -> User | None:
     """Return the user with this email, if any."""
     return session.scalar(select(User).where(User.email == normalise_email(email)))
+
+
+def end_sessions(session: Session, user: User) -> None:
+    """Move the user's session generation on: every browser session of theirs ends (caller commits).
+
+    Incremented in SQL, so two sign-outs at once both count and neither undoes the other.
+    """
+    session.execute(
+        update(User)
+        .where(User.id == user.id)
+        .values(session_generation=User.session_generation + 1)
+        .execution_options(synchronize_session=False)
+    )
+    session.refresh(user, ["session_generation"])
 
 
 def create_user(

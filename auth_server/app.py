@@ -92,6 +92,12 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         password.reset_password,
         methods=get_post,
     )
+    app.add_url_rule(
+        "/account/password/change",
+        "account_password_change",
+        password.change_password,
+        methods=get_post,
+    )
     app.add_url_rule("/account/authorizations", "account_authorizations", account.authorizations)
     app.add_url_rule(
         "/account/authorizations/<application_id>/revoke",

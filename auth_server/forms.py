@@ -13,6 +13,7 @@ from auth_server.redirects import parse_registered
 PASSWORD_MIN = 10
 PASSWORD_MAX = 1000  # argon2 hashes any length; this bounds the work per request
 EMAIL_MAX = 320
+STRENGTH_HINT = "At least 10 characters, mixing two kinds: letters, capitals, digits or symbols."
 
 
 def password_problem(password: str, *, email: str = "", name: str = "") -> str | None:
@@ -110,6 +111,25 @@ class ResetPasswordForm(FlaskForm):
         [DataRequired("Type the password again."), EqualTo("password", "The passwords differ.")],
     )
     submit = SubmitField("Set password")
+
+
+class ChangePasswordForm(FlaskForm):
+    """The current password, and a new one typed twice."""
+
+    current_password = PasswordField(
+        "Current password", [DataRequired("Enter your current password."), Length(max=PASSWORD_MAX)]
+    )
+    new_password = PasswordField(
+        "New password", [DataRequired("Choose a password."), Length(max=PASSWORD_MAX)]
+    )
+    confirm = PasswordField(
+        "New password again",
+        [
+            DataRequired("Type the password again."),
+            EqualTo("new_password", "The passwords differ."),
+        ],
+    )
+    submit = SubmitField("Change password")
 
 
 class ConsentForm(FlaskForm):

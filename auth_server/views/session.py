@@ -15,6 +15,7 @@ from werkzeug.wrappers import Response
 from auth_server.accounts import (
     AccountError,
     create_user,
+    end_sessions,
     find_user_by_email,
     normalise_email,
     verify_password,
@@ -163,16 +164,25 @@ def sign_up() -> Response:
 
 
 def sign_out() -> Response:
-    """Ask to confirm (GET) or sign out (POST), then go to the sign-in page."""
+    """Ask to confirm (GET) or sign out everywhere (POST), then go to the sign-in page.
+
+    Signing out moves the user's session generation on, so every session of the user ends:
+    this browser's, other devices', and any copy of the cookie someone kept.
+    """
     form = ButtonForm()
     if is_read():
         return page("sign_out.html", form=form, next_path=_next_from_request())
+    user_id = None
     with services().stores.sessions() as db:
         user = current_user(db)
+        if user is not None:
+            end_sessions(db, user)
+            user_id = user.id
+            db.commit()
     end_session()
-    if user is not None:
-        audit("sign_out", user_id=user.id, ip=request.remote_addr)
-    flash("You are signed out.")
+    if user_id is not None:
+        audit("sign_out", user_id=user_id, ip=request.remote_addr)
+    flash("You are signed out. Every session of your account has ended.")
     target = _next_from_request()
     return redirect(
         url_for("account_sign_in", next=target) if target else url_for("account_sign_in")

@@ -286,6 +286,7 @@ PAGES: list[tuple[str, list[str], str]] = [
     ("/account/sign_out", ["get", "post"], "Sign out"),
     ("/account/password/forgot", ["get", "post"], "Ask for a password reset email"),
     ("/account/password/reset/{token}", ["get", "post"], "Set a new password"),
+    ("/account/password/change", ["get", "post"], "Change the password"),
     ("/account/authorizations", ["get"], "Authorized applications"),
     ("/account/authorizations/{application_id}/revoke", ["post"], "Revoke an authorization"),
     ("/account/applications", ["get", "post"], "Your applications"),

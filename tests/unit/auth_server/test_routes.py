@@ -22,6 +22,7 @@ EXPECTED = {
     "/account/sign_out": {"GET", "POST"},
     "/account/password/forgot": {"GET", "POST"},
     "/account/password/reset/<token>": {"GET", "POST"},
+    "/account/password/change": {"GET", "POST"},
     "/account/authorizations": {"GET"},
     "/account/authorizations/<application_id>/revoke": {"POST"},
     "/account/applications": {"GET", "POST"},
