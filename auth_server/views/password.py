@@ -216,13 +216,17 @@ def change_password() -> Response:
             return page("change_password.html", 400, form=form, user=user)
         ip = request.remote_addr or ""
         throttle = login_throttle()
-        if throttle.hit(ip=ip, account=user.email) is not None:
-            audit("password.change_throttled", user_id=user.id, ip=ip)
-            return page("change_password.html", 429, form=form, user=user, form_error=TOO_MANY)
+        attempt = throttle.attempt(ip=ip, account=user.email)
+        if attempt.wait is not None:
+            audit("password.change_throttled", user_id=user.id, ip=ip, retry_after=attempt.wait)
+            throttled = page("change_password.html", 429, form=form, user=user, form_error=TOO_MANY)
+            throttled.headers["Retry-After"] = str(attempt.wait)
+            return throttled
         if not verify_password(svc.hasher, user.password_hash, form.current_password.data or ""):
             audit("password.change_failed", user_id=user.id, ip=ip)
             form.current_password.errors = [WRONG_CURRENT]
             return page("change_password.html", 400, form=form, user=user)
+        throttle.forgive(attempt)
         user.password_hash = svc.hasher.hash(new)
         rows, _ = _end_what_the_old_password_gave(db, user, unlink=False)
         db.commit()

@@ -5,10 +5,7 @@ from __future__ import annotations
 import secrets
 
 from argon2 import PasswordHasher
-from flask import current_app, flash, redirect, request, url_for
-from limits import parse
-from limits.storage import RedisStorage
-from limits.strategies import SlidingWindowCounterRateLimiter
+from flask import flash, redirect, request, url_for
 from sqlalchemy.exc import IntegrityError
 from werkzeug.wrappers import Response
 
@@ -23,6 +20,7 @@ from auth_server.accounts import (
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ButtonForm, SignInForm, SignUpForm
+from auth_server.throttle import login_throttle
 from auth_server.web import (
     DEFAULT_NEXT,
     current_user,
@@ -32,14 +30,12 @@ from auth_server.web import (
     safe_next,
     start_session,
 )
-from common.tokens import digest
 
 BAD_CREDENTIALS = "The email or password is incorrect."
 TOO_MANY = "Too many failed sign-ins. Wait a few minutes, then try again."
 EMAIL_TAKEN = "An account with this email already exists. Sign in, or reset its password."
 
 _dummy_hashes: dict[tuple[int, int, int], str] = {}
-_LIMITER_KEY = "artcat.signin_limiter"
 
 
 def _dummy_hash(hasher: PasswordHasher) -> str:
@@ -48,42 +44,6 @@ def _dummy_hash(hasher: PasswordHasher) -> str:
     if key not in _dummy_hashes:
         _dummy_hashes[key] = hasher.hash(secrets.token_urlsafe(16))
     return _dummy_hashes[key]
-
-
-def _limiter() -> SlidingWindowCounterRateLimiter:
-    limiter: SlidingWindowCounterRateLimiter | None = current_app.extensions.get(_LIMITER_KEY)
-    if limiter is None:
-        svc = services()
-        storage = RedisStorage(
-            "redis://",
-            connection_pool=svc.stores.redis.connection_pool,
-            key_prefix=f"{svc.settings.redis_prefix}:signin",
-        )
-        limiter = SlidingWindowCounterRateLimiter(storage)
-        current_app.extensions[_LIMITER_KEY] = limiter
-    return limiter
-
-
-def _failure_keys(email: str, ip: str) -> list[tuple[str, str, str]]:
-    settings = services().settings
-    return [
-        (settings.login_attempts_per_account, "account", digest(email)),
-        (settings.login_attempts_per_ip, "ip", ip),
-    ]
-
-
-def _throttled(email: str, ip: str) -> bool:
-    """Tell whether too many sign-ins failed lately for this account or this address."""
-    limiter = _limiter()
-    return any(
-        not limiter.test(parse(rate), kind, key) for rate, kind, key in _failure_keys(email, ip)
-    )
-
-
-def _count_failure(email: str, ip: str) -> None:
-    limiter = _limiter()
-    for rate, kind, key in _failure_keys(email, ip):
-        limiter.hit(parse(rate), kind, key)
 
 
 def _next_from_request() -> str:
@@ -104,15 +64,19 @@ def sign_in() -> Response:
         email = normalise_email(form.email.data or "")
         password = form.password.data or ""
         ip = request.remote_addr or ""
-        # Throttle before any hashing: argon2 is the expensive part of a guess.
-        if _throttled(email, ip):
-            audit("sign_in.throttled", ip=ip)
-            return page("sign_in.html", 429, form=form, form_error=TOO_MANY)
+        # Counted before any hashing (argon2 is the expensive part of a guess), in the budget
+        # the credentials and password grants share.
+        throttle = login_throttle()
+        attempt = throttle.attempt(ip=ip, account=email)
+        if attempt.wait is not None:
+            audit("sign_in.throttled", ip=ip, retry_after=attempt.wait)
+            throttled = page("sign_in.html", 429, form=form, form_error=TOO_MANY)
+            throttled.headers["Retry-After"] = str(attempt.wait)
+            return throttled
         user = find_user_by_email(db, email)
         stored = user.password_hash if user is not None and user.password_hash else None
         ok = verify_password(svc.hasher, stored or _dummy_hash(svc.hasher), password)
         if user is None or stored is None or not ok or not user.enabled:
-            _count_failure(email, ip)
             audit(
                 "sign_in.failed",
                 user_id=user.id if user is not None else None,
@@ -120,6 +84,7 @@ def sign_in() -> Response:
                 ip=ip,
             )
             return page("sign_in.html", 400, form=form, form_error=BAD_CREDENTIALS)
+        throttle.forgive(attempt)
         if svc.hasher.check_needs_rehash(stored):
             # Cost parameters were raised since this hash was made: upgrade it now.
             user.password_hash = svc.hasher.hash(password)
