@@ -15,6 +15,9 @@ from common.models import Application, Collection, User, UserDetail
 from common.settings import Settings
 from common.tokens import digest, digests_match, generate_secret
 
+# Domains that can never receive mail (RFC 2606 and RFC 6761), the placeholder domain of social
+# sign-ins without an email (users.invalid) among them.
+RESERVED_EMAIL_SUFFIXES = (".invalid", ".test", ".example", ".localhost")
 DEFAULT_COLLECTION_NAME = "Saved Artwork"
 DEFAULT_COLLECTION_DESCRIPTION = "Default collection, favorites."
 
@@ -50,6 +53,12 @@ def verify_password(hasher: PasswordHasher, stored_hash: str | None, password: s
 def normalise_email(email: str) -> str:
     """Return the canonical (trimmed, lower-cased) form of an email address."""
     return email.strip().lower()
+
+
+def undeliverable(email: str) -> bool:
+    """Tell whether an address is in a reserved domain, which no mail can reach."""
+    domain = "." + normalise_email(email).rpartition("@")[2].rstrip(".")
+    return domain.endswith(RESERVED_EMAIL_SUFFIXES)
 
 
 def find_user_by_email(session: Session, email: str) -> User | None:

@@ -8,6 +8,7 @@ from flask_wtf import FlaskForm
 from wtforms import HiddenField, PasswordField, StringField, SubmitField, TextAreaField
 from wtforms.validators import DataRequired, EqualTo, Length, ValidationError
 
+from auth_server.accounts import undeliverable
 from auth_server.redirects import parse_registered
 
 PASSWORD_MIN = 10
@@ -64,6 +65,12 @@ def _email(form: Any, field: Any) -> None:
         raise ValidationError("Enter an email address like name@example.org.")
 
 
+def _deliverable(form: Any, field: Any) -> None:
+    """Refuse reserved domains: no link sent there can arrive, and social sign-in uses one."""
+    if undeliverable(field.data or ""):
+        raise ValidationError("This address cannot receive email. Use an address you read.")
+
+
 class SignInForm(FlaskForm):
     """Email and password."""
 
@@ -83,7 +90,13 @@ class SignUpForm(FlaskForm):
     name = StringField("Name", [DataRequired("Enter your name."), Length(max=200), _printable])
     email = StringField(
         "Email",
-        [DataRequired("Enter your email address."), Length(max=EMAIL_MAX), _printable, _email],
+        [
+            DataRequired("Enter your email address."),
+            Length(max=EMAIL_MAX),
+            _printable,
+            _email,
+            _deliverable,
+        ],
     )
     password = PasswordField("Password", [DataRequired("Choose a password."), _StrongPassword()])
     next = HiddenField()
@@ -130,6 +143,13 @@ class ChangePasswordForm(FlaskForm):
         ],
     )
     submit = SubmitField("Change password")
+
+
+class ConfirmEmailForm(FlaskForm):
+    """The emailed confirmation token, carried from the link's page to its button."""
+
+    token = HiddenField()
+    submit = SubmitField("Confirm and sign in")
 
 
 class ConsentForm(FlaskForm):

@@ -140,6 +140,10 @@ class AuthSettings(Settings):
     twitter_api_url: str = "https://api.twitter.com"
     # Seconds allowed for each call to a social provider.
     social_timeout: int = 5
+    # Sign-up: accounts created per client IP (a ``limits`` rate string, counted before any
+    # hashing), and how long an email verification link stays valid, in seconds.
+    sign_up_attempts_per_ip: str = "5/hour"
+    email_verification_ttl: int = 3 * DAY
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from auth_server.web import (
     sign_in_redirect,
     start_session,
 )
+from common.ids import utcnow
 from common.models import SocialIdentity, Token, User
 
 SALT = "artcat.password-reset"
@@ -153,6 +154,8 @@ def reset_password(token: str) -> Response:
         if not valid:
             return page("reset.html", 400, form=form, token=token)
         user.password_hash = svc.hasher.hash(form.password.data or "")
+        # The link came by email: following it proves the address, as a confirmation link does.
+        user.email_verified_at = user.email_verified_at or utcnow()
         user_id = user.id
         rows, unlinked = _end_what_the_old_password_gave(db, user)
         db.commit()

@@ -7,6 +7,7 @@ import secrets
 from argon2 import PasswordHasher
 from flask import flash, redirect, request, url_for
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from auth_server.accounts import (
@@ -20,7 +21,8 @@ from auth_server.accounts import (
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ButtonForm, SignInForm, SignUpForm
-from auth_server.throttle import login_throttle
+from auth_server.throttle import login_throttle, sign_up_throttle
+from auth_server.views.verify import send_sign_up_note, send_verification
 from auth_server.web import (
     DEFAULT_NEXT,
     current_user,
@@ -30,10 +32,11 @@ from auth_server.web import (
     safe_next,
     start_session,
 )
+from common.models import User
 
 BAD_CREDENTIALS = "The email or password is incorrect."
 TOO_MANY = "Too many failed sign-ins. Wait a few minutes, then try again."
-EMAIL_TAKEN = "An account with this email already exists. Sign in, or reset its password."
+TOO_MANY_SIGN_UPS = "Too many accounts were created from your address. Try again later."
 
 _dummy_hashes: dict[tuple[int, int, int], str] = {}
 
@@ -95,7 +98,13 @@ def sign_in() -> Response:
 
 
 def sign_up() -> Response:
-    """Show the sign-up form (GET) or create an account and sign in (POST)."""
+    """Show the sign-up form (GET) or create an account and mail a confirmation link (POST).
+
+    The answer is the same "check your email" page whether the address is new or already has
+    an account, and costs the same (one argon2 hash, one message queued): a new address gets a
+    confirmation link, the owner of a known one a note that someone tried. Nobody is signed in
+    here; the confirmation link (or the password, at the sign-in page) does that.
+    """
     svc = services()
     form = SignUpForm(next=_next_from_request())
     with svc.stores.sessions() as db:
@@ -105,27 +114,58 @@ def sign_up() -> Response:
             return page("sign_up.html", form=form)
         if not form.validate():
             return page("sign_up.html", 400, form=form)
+        ip = request.remote_addr or ""
+        wait = sign_up_throttle().hit(ip=ip)
+        if wait is not None:
+            audit("sign_up.throttled", ip=ip, retry_after=wait)
+            throttled = page("sign_up.html", 429, form=form, form_error=TOO_MANY_SIGN_UPS)
+            throttled.headers["Retry-After"] = str(wait)
+            return throttled
+        email = normalise_email(form.email.data or "")
+        next_path = safe_next(form.next.data) or ""
+        try:
+            user, created = _new_user(db, form, email)
+        except AccountError as ex:
+            field = getattr(form, ex.field, form.email)
+            field.errors = [str(ex)]
+            return page("sign_up.html", 400, form=form)
+        if created:
+            send_verification(user, next_path)
+            audit("user.created", user_id=user.id, via="sign_up", ip=ip)
+        else:
+            send_sign_up_note(user)
+            audit("sign_up.existing_email", user_id=user.id, ip=ip)
+    ttl_hours = svc.settings.email_verification_ttl // 3600
+    return page("sign_up_sent.html", email=email, ttl_hours=ttl_hours, next_path=next_path)
+
+
+def _new_user(db: Session, form: SignUpForm, email: str) -> tuple[User, bool]:
+    """Create the account and commit; or return the one that has the address (created: False).
+
+    A known address costs the same argon2 hash as a new one, so timing does not tell them apart.
+    """
+    svc = services()
+    password = form.password.data or ""
+    existing = find_user_by_email(db, email)
+    if existing is None:
         try:
             user = create_user(
-                db,
-                svc.hasher,
-                email=form.email.data or "",
-                name=form.name.data or "",
-                password=form.password.data or "",
+                db, svc.hasher, email=email, name=form.name.data or "", password=password
             )
             db.commit()
-        except AccountError as ex:
-            db.rollback()
-            field = getattr(form, ex.field, form.email)
-            field.errors = [EMAIL_TAKEN if ex.reason == "has already been taken" else str(ex)]
-            return page("sign_up.html", 400, form=form)
+            return user, True
         except IntegrityError:
             db.rollback()  # the same email signed up at the same moment
-            form.email.errors = [EMAIL_TAKEN]
-            return page("sign_up.html", 400, form=form)
-        start_session(user)
-        audit("user.created", user_id=user.id, via="sign_up", ip=request.remote_addr)
-        return redirect(safe_next(form.next.data) or DEFAULT_NEXT)
+        except AccountError as ex:
+            db.rollback()
+            if ex.reason != "has already been taken":
+                raise
+        existing = find_user_by_email(db, email)
+        if existing is None:
+            raise AccountError("email", "could not be registered: try again")
+    else:
+        svc.hasher.hash(password)
+    return existing, False
 
 
 def sign_out() -> Response:

@@ -287,6 +287,8 @@ PAGES: list[tuple[str, list[str], str]] = [
     ("/account/password/forgot", ["get", "post"], "Ask for a password reset email"),
     ("/account/password/reset/{token}", ["get", "post"], "Set a new password"),
     ("/account/password/change", ["get", "post"], "Change the password"),
+    ("/account/email/verify", ["get", "post"], "Confirm the email address"),
+    ("/account/email/resend", ["post"], "Send a new email confirmation link"),
     ("/account/authorizations", ["get"], "Authorized applications"),
     ("/account/authorizations/{application_id}/revoke", ["post"], "Revoke an authorization"),
     ("/account/applications", ["get", "post"], "Your applications"),

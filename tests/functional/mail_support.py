@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from email import message_from_bytes
 from email.message import Message
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -109,3 +110,20 @@ def body_of(message: Message) -> str:
     payload = message.get_payload(decode=True)
     assert isinstance(payload, bytes)
     return payload.decode()
+
+
+def outbox_messages(
+    instance_dir: Path, to: str, count: int = 1, deadline: float = 10.0
+) -> list[Message]:
+    """Wait (up to a deadline) for ``count`` messages to ``to`` in a development outbox."""
+    end = time.monotonic() + deadline
+    while True:
+        found = []
+        for path in sorted((instance_dir / "outbox").glob("*.eml")):
+            message = message_from_bytes(path.read_bytes())
+            if message["To"] == to:
+                found.append(message)
+        if len(found) >= count or time.monotonic() > end:
+            assert len(found) >= count, f"{len(found)} of {count} messages to {to} in the outbox"
+            return found
+        time.sleep(0.02)

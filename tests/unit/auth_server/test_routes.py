@@ -23,6 +23,8 @@ EXPECTED = {
     "/account/password/forgot": {"GET", "POST"},
     "/account/password/reset/<token>": {"GET", "POST"},
     "/account/password/change": {"GET", "POST"},
+    "/account/email/verify": {"GET", "POST"},
+    "/account/email/resend": {"POST"},
     "/account/authorizations": {"GET"},
     "/account/authorizations/<application_id>/revoke": {"POST"},
     "/account/applications": {"GET", "POST"},
