@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import secrets
+from urllib.parse import parse_qs, urlsplit
 
 from argon2 import PasswordHasher
 from flask import flash, redirect, request, url_for
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
@@ -21,6 +23,7 @@ from auth_server.accounts import (
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ButtonForm, SignInForm, SignUpForm
+from auth_server.inputs import is_clean
 from auth_server.throttle import login_throttle, sign_up_throttle
 from auth_server.views.verify import send_sign_up_note, send_verification
 from auth_server.web import (
@@ -32,7 +35,7 @@ from auth_server.web import (
     safe_next,
     start_session,
 )
-from common.models import User
+from common.models import Application, User
 
 BAD_CREDENTIALS = "The email or password is incorrect."
 TOO_MANY = "Too many failed sign-ins. Wait a few minutes, then try again."
@@ -53,17 +56,34 @@ def _next_from_request() -> str:
     return safe_next(request.values.get("next")) or ""
 
 
+def asking_application(db: Session, next_path: str) -> str | None:
+    """Return the name of the application whose authorization request ``next_path`` is, if any.
+
+    Only an enabled application that the client_id names: an unknown one gets no mention, so
+    the page cannot be made to show a name of the requester's choosing.
+    """
+    parts = urlsplit(next_path)
+    if parts.path != "/oauth2/authorize":
+        return None
+    client_ids = parse_qs(parts.query).get("client_id", [])
+    if len(client_ids) != 1 or not is_clean(client_ids[0], 200):
+        return None
+    app = db.scalar(select(Application).where(Application.client_id == client_ids[0]))
+    return app.name if app is not None and app.enabled else None
+
+
 def sign_in() -> Response:
     """Show the sign-in form (GET) or sign in with email and password (POST)."""
     svc = services()
     form = SignInForm(next=_next_from_request())
     with svc.stores.sessions() as db:
+        asking = asking_application(db, safe_next(form.next.data) or "")
         if is_read():
             if current_user(db) is not None:
                 return redirect(_next_from_request() or DEFAULT_NEXT)
-            return page("sign_in.html", form=form)
+            return page("sign_in.html", form=form, asking=asking)
         if not form.validate():
-            return page("sign_in.html", 400, form=form)
+            return page("sign_in.html", 400, form=form, asking=asking)
         email = normalise_email(form.email.data or "")
         password = form.password.data or ""
         ip = request.remote_addr or ""
@@ -73,7 +93,7 @@ def sign_in() -> Response:
         attempt = throttle.attempt(ip=ip, account=email)
         if attempt.wait is not None:
             audit("sign_in.throttled", ip=ip, retry_after=attempt.wait)
-            throttled = page("sign_in.html", 429, form=form, form_error=TOO_MANY)
+            throttled = page("sign_in.html", 429, form=form, form_error=TOO_MANY, asking=asking)
             throttled.headers["Retry-After"] = str(attempt.wait)
             return throttled
         user = find_user_by_email(db, email)
@@ -86,7 +106,7 @@ def sign_in() -> Response:
                 reason="disabled" if user is not None and ok and not user.enabled else "bad",
                 ip=ip,
             )
-            return page("sign_in.html", 400, form=form, form_error=BAD_CREDENTIALS)
+            return page("sign_in.html", 400, form=form, form_error=BAD_CREDENTIALS, asking=asking)
         throttle.forgive(attempt)
         if svc.hasher.check_needs_rehash(stored):
             # Cost parameters were raised since this hash was made: upgrade it now.

@@ -299,3 +299,21 @@ def test_malformed_input_is_never_a_server_error(
     assert r.status_code == 400 and "control characters" in r.text
     for path in ("/account/applications/%00/rotate", "/account/authorizations/%00/revoke"):
         assert web.post(base + path, data=f.fields).status_code == 404
+
+
+def test_the_sign_in_page_names_the_application_asking(
+    combined_server: LiveServer, account: Account
+) -> None:
+    base = combined_server.url
+
+    def sign_in_page(client_id: str) -> str:
+        authorize = f"/oauth2/authorize?client_id={client_id}&response_type=code&state=s"
+        r = requests.get(f"{base}/account/sign_in", params={"next": authorize}, timeout=10)
+        assert r.status_code == 200
+        return text(r.text)
+
+    assert f"{account.app_name} is asking to use your account" in sign_in_page(account.client_id)
+    for unknown in ("no-such-client", "%00", ""):
+        assert "is asking" not in sign_in_page(unknown)
+    plain = requests.get(f"{base}/account/sign_in", params={"next": "/account"}, timeout=10)
+    assert "is asking" not in text(plain.text)
