@@ -70,11 +70,12 @@ def end_sessions(session: Session, user: User) -> None:
     """Move the user's session generation on: every browser session of theirs ends (caller commits).
 
     Incremented in SQL, so two sign-outs at once both count and neither undoes the other.
+    ``updated_at`` is kept: signing out is no edit of the account (the API shows that date).
     """
     session.execute(
         update(User)
         .where(User.id == user.id)
-        .values(session_generation=User.session_generation + 1)
+        .values(session_generation=User.session_generation + 1, updated_at=User.updated_at)
         .execution_options(synchronize_session=False)
     )
     session.refresh(user, ["session_generation"])
