@@ -7,7 +7,7 @@ from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from common.ids import new_id
@@ -15,6 +15,9 @@ from common.models import Application, Collection, User, UserDetail
 from common.settings import Settings
 from common.tokens import digest, digests_match, generate_secret
 
+# Domains that can never receive mail (RFC 2606 and RFC 6761), the placeholder domain of social
+# sign-ins without an email (users.invalid) among them.
+RESERVED_EMAIL_SUFFIXES = (".invalid", ".test", ".example", ".localhost")
 DEFAULT_COLLECTION_NAME = "Saved Artwork"
 DEFAULT_COLLECTION_DESCRIPTION = "Default collection, favorites."
 
@@ -52,9 +55,30 @@ def normalise_email(email: str) -> str:
     return email.strip().lower()
 
 
+def undeliverable(email: str) -> bool:
+    """Tell whether an address is in a reserved domain, which no mail can reach."""
+    domain = "." + normalise_email(email).rpartition("@")[2].rstrip(".")
+    return domain.endswith(RESERVED_EMAIL_SUFFIXES)
+
+
 def find_user_by_email(session: Session, email: str) -> User | None:
     """Return the user with this email, if any."""
     return session.scalar(select(User).where(User.email == normalise_email(email)))
+
+
+def end_sessions(session: Session, user: User) -> None:
+    """Move the user's session generation on: every browser session of theirs ends (caller commits).
+
+    Incremented in SQL, so two sign-outs at once both count and neither undoes the other.
+    ``updated_at`` is kept: signing out is no edit of the account (the API shows that date).
+    """
+    session.execute(
+        update(User)
+        .where(User.id == user.id)
+        .values(session_generation=User.session_generation + 1, updated_at=User.updated_at)
+        .execution_options(synchronize_session=False)
+    )
+    session.refresh(user, ["session_generation"])
 
 
 def create_user(

@@ -11,6 +11,7 @@ from auth_server.context import AuthServices
 from auth_server.views import account, authorize, discovery, health, password, session, tokens
 from auth_server.views import applications as applications_api
 from auth_server.views import oauth as oauth_endpoints
+from auth_server.views import verify as email_pages
 from common.hardening import PRIVATE, Hardening
 from common.observability import ROUTE_KEY, Observer
 from common.settings import AuthSettings
@@ -92,6 +93,21 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         "account_password_reset",
         password.reset_password,
         methods=get_post,
+    )
+    app.add_url_rule(
+        "/account/password/change",
+        "account_password_change",
+        password.change_password,
+        methods=get_post,
+    )
+    app.add_url_rule(
+        "/account/email/verify", "account_email_verify", email_pages.verify_email, methods=get_post
+    )
+    app.add_url_rule(
+        "/account/email/resend",
+        "account_email_resend",
+        email_pages.resend_verification,
+        methods=["POST"],
     )
     app.add_url_rule("/account/authorizations", "account_authorizations", account.authorizations)
     app.add_url_rule(

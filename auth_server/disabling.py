@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from auth_server.accounts import find_user_by_email
+from auth_server.accounts import end_sessions, find_user_by_email
 from auth_server.audit import audit
 from auth_server.revocation import revoke_all
 from common.models import Application, Token, User
@@ -58,8 +58,7 @@ def _apply_to_user(session: Session, tokens: TokenStore, user: User, enabled: bo
     user.enabled = enabled
     if enabled:
         return []
-    # Ends every browser session of the user (each carries the generation it started in).
-    user.session_generation = (user.session_generation or 0) + 1
+    end_sessions(session, user)
     return revoke_all(session, tokens, user_id=user.id)
 
 

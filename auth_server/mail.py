@@ -4,20 +4,34 @@ A staging instance (``ENVIRONMENT=staging``) never sends email, whatever ``EMAIL
 its users are copies of production's (with placeholder addresses) and its testers' accounts; a
 message it refuses is logged by subject and recipient domain, never with its body (which holds
 reset links).
+
+A development instance with email off (the default) writes each message instead to a file of
+its own under the instance folder, ``outbox/``, readable by its owner only (0600 in a 0700
+folder): the developer can open a verification link, and the link (a credential) reaches no log
+and no one else. The log line names the file, never the body. Production with email off writes
+nothing anywhere but that log line.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import secrets
 import smtplib
 import ssl
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from email.message import EmailMessage
 from email.utils import make_msgid
+from pathlib import Path
 
 from common.settings import STAGING, AuthSettings
 
 log = logging.getLogger("artcat.mail")
+
+DEVELOPMENT = "development"
+OUTBOX = "outbox"
+DEFAULT_SENDER = "artcat@localhost"
 
 
 class Mailer:
@@ -26,7 +40,8 @@ class Mailer:
     def __init__(self, settings: AuthSettings) -> None:
         self.settings = settings
         # Sending happens in the background: answering "sent" at once whether or not an account
-        # exists keeps the forgotten-password page from telling which emails are registered.
+        # exists keeps the forgotten-password and sign-up pages from telling which emails are
+        # registered.
         self._executor: ThreadPoolExecutor | None = None
 
     @property
@@ -37,9 +52,16 @@ class Mailer:
             return False
         return bool(s.email_enabled and s.smtp_host and s.smtp_from and s.public_url)
 
+    @property
+    def outbox(self) -> Path | None:
+        """Return the folder unsent messages are written to (development, email off), or None."""
+        if self.enabled or self.settings.environment != DEVELOPMENT:
+            return None
+        return self.settings.instance_dir / OUTBOX
+
     def _suppressed(self, to: str, subject: str) -> bool:
-        """Tell whether a message must not be sent, logging it (without its body) if so."""
-        if self.enabled:
+        """Tell whether a message must not be sent nor kept, logging it (without its body)."""
+        if self.enabled or self.outbox is not None:
             return False
         why = "staging" if self.settings.environment == STAGING else "email disabled"
         log.info("email not sent (%s): %r to @%s", why, subject, to.rpartition("@")[2])
@@ -61,17 +83,34 @@ class Mailer:
         except (OSError, smtplib.SMTPException) as ex:
             log.warning("sending %r failed: %s", subject, type(ex).__name__)
 
-    def send(self, to: str, subject: str, body: str) -> None:
-        """Send one message now (nothing is sent, and this is logged, where email is off)."""
-        if self._suppressed(to, subject):
-            return
-        s = self.settings
+    def message(self, to: str, subject: str, body: str) -> EmailMessage:
+        """Return the message as it would be sent."""
+        sender = self.settings.smtp_from or DEFAULT_SENDER
         msg = EmailMessage()
-        msg["From"] = s.smtp_from
+        msg["From"] = sender
         msg["To"] = to
         msg["Subject"] = subject
-        msg["Message-ID"] = make_msgid(domain=s.smtp_from.rpartition("@")[2] or None)
+        msg["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or None)
         msg.set_content(body)
+        return msg
+
+    def send(self, to: str, subject: str, body: str) -> None:
+        """Send one message now (where email is off: kept in the outbox, or only logged)."""
+        if self._suppressed(to, subject):
+            return
+        msg = self.message(to, subject, body)
+        outbox = self.outbox
+        if outbox is not None:
+            path = write_private(outbox, msg.as_bytes())
+            log.info(
+                "email not sent (email disabled): %r to @%s is in %s/%s",
+                subject,
+                to.rpartition("@")[2],
+                OUTBOX,
+                path.name,
+            )
+            return
+        s = self.settings
         context = ssl.create_default_context()
         smtp: smtplib.SMTP
         if s.smtp_security == "tls":
@@ -91,3 +130,16 @@ class Mailer:
         """Wait for queued messages and stop the sending threads."""
         if self._executor is not None:
             self._executor.shutdown(wait=True)
+
+
+def write_private(folder: Path, content: bytes) -> Path:
+    """Write ``content`` to a new file in ``folder`` that only the owner can read; return it."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)  # also when it was made before, by hand
+    name = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{secrets.token_hex(6)}.eml"
+    path = folder / name
+    # Created 0600 in one step (O_EXCL: never through a file or link already there).
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(content)
+    return path

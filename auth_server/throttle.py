@@ -1,13 +1,23 @@
-"""Sign-in throttling per client IP and per account, counted in the shared Redis with ``limits``.
+"""Sign-in throttling per client IP and per account: one budget for every way to try a password.
 
-Every attempt counts (successful or not), and it is counted before any password is hashed, so
-an attacker cannot make the server spend argon2 time beyond the limits.
+The sign-in page, the change-password page and the credentials/password grants all count their
+attempts here, in the shared Redis, under the same keys. An attempt is counted before any
+password is hashed, and counting is one Lua script that checks both limits and records the
+attempt in both in one atomic step: a concurrent burst cannot slip more attempts past the limits
+than they allow, so an attacker cannot make the server spend argon2 time beyond them.
+
+An attempt whose password proves right may be forgiven (``forgive``): only failures then use
+the budget, so the people behind one office address signing in each morning do not lock each
+other out, while a guesser still gets no more than the limits. The counters are sliding logs
+(a sorted set of attempt times per key); the limits are ``limits`` rate strings from settings.
 """
 
 from __future__ import annotations
 
 import math
+import secrets
 import time
+from dataclasses import dataclass
 
 from flask import current_app
 from limits import RateLimitItem, parse
@@ -21,6 +31,89 @@ from common.settings import AuthSettings
 from common.tokens import digest
 
 EXTENSION_KEY = "artcat.login_throttle"
+SIGN_UP_KEY = "artcat.sign_up_throttle"
+
+# KEYS: the counters. ARGV: now (ms), this attempt's member, then each key's limit and window
+# (ms). Counts the attempt in every key when none is full; returns 0, or the ms to wait.
+_COUNT_ATTEMPT = """
+local now = tonumber(ARGV[1])
+local wait = 0
+for i, key in ipairs(KEYS) do
+  local limit = tonumber(ARGV[2 * i + 1])
+  local window = tonumber(ARGV[2 * i + 2])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local n = redis.call('ZCARD', key)
+  if n >= limit then
+    local oldest = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
+    local free_in = window
+    if oldest[2] then free_in = tonumber(oldest[2]) + window - now end
+    wait = math.max(wait, free_in, 1)
+  end
+end
+if wait > 0 then return math.ceil(wait) end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, ARGV[2])
+  redis.call('PEXPIRE', key, tonumber(ARGV[2 * i + 2]))
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One sign-in attempt: counted (``wait`` is None) or refused for ``wait`` seconds."""
+
+    wait: int | None
+    keys: tuple[str, ...]
+    member: str
+
+
+class LoginThrottle:
+    """Sliding-window limits on password attempts, per client IP and per account."""
+
+    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
+        self.redis = redis
+        self.prefix = f"{settings.redis_prefix}:limits"
+        self.per_ip: RateLimitItem = parse(settings.login_attempts_per_ip)
+        self.per_account: RateLimitItem = parse(settings.login_attempts_per_account)
+        self._script = redis.register_script(_COUNT_ATTEMPT)
+
+    def attempt(self, *, ip: str, account: str) -> Attempt:
+        """Count one attempt unless a limit is reached; say how long to wait if it is."""
+        # The account is keyed by a digest: emails stay out of Redis.
+        keys = (
+            f"{self.prefix}:login-ip:{ip}",
+            f"{self.prefix}:login-account:{digest(normalise_email(account))}",
+        )
+        member = secrets.token_hex(8)
+        args: list[str | int | float] = [time.time() * 1000, member]
+        for item in (self.per_ip, self.per_account):
+            args += [item.amount, item.get_expiry() * 1000]
+        wait_ms = int(self._script(keys=list(keys), args=args))
+        wait = max(1, math.ceil(wait_ms / 1000)) if wait_ms else None
+        return Attempt(wait, keys, member)
+
+    def hit(self, *, ip: str, account: str) -> int | None:
+        """Count one attempt; return the seconds to wait when a limit is exceeded, else None."""
+        return self.attempt(ip=ip, account=account).wait
+
+    def forgive(self, attempt: Attempt) -> None:
+        """Take back a counted attempt whose password was right (failures alone use the budget)."""
+        if attempt.wait is None:
+            with self.redis.pipeline(transaction=False) as pipe:
+                for key in attempt.keys:
+                    pipe.zrem(key, attempt.member)
+                pipe.execute()
+
+
+def login_throttle() -> LoginThrottle:
+    """Return the current app's throttle, built on first use (the app factory stays store-free)."""
+    throttle: LoginThrottle | None = current_app.extensions.get(EXTENSION_KEY)
+    if throttle is None:
+        svc = services()
+        throttle = LoginThrottle(svc.stores.redis, svc.settings)
+        current_app.extensions[EXTENSION_KEY] = throttle
+    return throttle
 
 
 def storage_uri(redis: Redis, settings: AuthSettings) -> str:
@@ -31,8 +124,8 @@ def storage_uri(redis: Redis, settings: AuthSettings) -> str:
     return f"redis+unix://{path}"
 
 
-class LoginThrottle:
-    """Moving-window limits on sign-in attempts, per client IP and per account."""
+class SignUpThrottle:
+    """A moving-window limit on the accounts one client IP may create (``limits``, in Redis)."""
 
     def __init__(self, redis: Redis, settings: AuthSettings) -> None:
         storage = RedisStorage(
@@ -41,28 +134,21 @@ class LoginThrottle:
             key_prefix=f"{settings.redis_prefix}:limits",
         )
         self.limiter = MovingWindowRateLimiter(storage)
-        self.per_ip: RateLimitItem = parse(settings.login_attempts_per_ip)
-        self.per_account: RateLimitItem = parse(settings.login_attempts_per_account)
+        self.per_ip: RateLimitItem = parse(settings.sign_up_attempts_per_ip)
 
-    def hit(self, *, ip: str, account: str) -> int | None:
-        """Count one attempt; return the seconds to wait when a limit is exceeded, else None."""
-        checks = (
-            (self.per_ip, "login-ip", ip),
-            # The account is keyed by a digest: emails stay out of Redis.
-            (self.per_account, "login-account", digest(normalise_email(account))),
-        )
-        for item, namespace, key in checks:
-            if not self.limiter.hit(item, namespace, key):
-                stats = self.limiter.get_window_stats(item, namespace, key)
-                return max(1, math.ceil(stats.reset_time - time.time()))
-        return None
+    def hit(self, *, ip: str) -> int | None:
+        """Count one sign-up (atomically); return the seconds to wait when over the limit."""
+        if self.limiter.hit(self.per_ip, "sign-up-ip", ip):
+            return None
+        stats = self.limiter.get_window_stats(self.per_ip, "sign-up-ip", ip)
+        return max(1, math.ceil(stats.reset_time - time.time()))
 
 
-def login_throttle() -> LoginThrottle:
-    """Return the current app's throttle, built on first use (the app factory stays store-free)."""
-    throttle: LoginThrottle | None = current_app.extensions.get(EXTENSION_KEY)
+def sign_up_throttle() -> SignUpThrottle:
+    """Return the current app's sign-up throttle, built on first use."""
+    throttle: SignUpThrottle | None = current_app.extensions.get(SIGN_UP_KEY)
     if throttle is None:
         svc = services()
-        throttle = LoginThrottle(svc.stores.redis, svc.settings)
-        current_app.extensions[EXTENSION_KEY] = throttle
+        throttle = SignUpThrottle(svc.stores.redis, svc.settings)
+        current_app.extensions[SIGN_UP_KEY] = throttle
     return throttle

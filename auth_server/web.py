@@ -30,6 +30,7 @@ from werkzeug.wrappers import Response
 
 from auth_server.context import services
 from auth_server.errors import ParamError
+from auth_server.forms import STRENGTH_HINT
 from auth_server.inputs import undecodable_part
 from auth_server.mail import Mailer
 from common.models import User
@@ -52,6 +53,7 @@ HTML_HEADERS = {
 _SESSION_USER = "uid"
 _SESSION_FINGERPRINT = "pwf"
 _SESSION_STARTED = "at"
+_SESSION_GENERATION = "gen"
 
 
 def register(app: Flask) -> None:
@@ -68,7 +70,9 @@ def register(app: Flask) -> None:
     app.before_request(_protect_forms)
     app.after_request(_security_headers)
     app.register_error_handler(CSRFError, _csrf_error)
-    app.context_processor(lambda: {"signed_in": _SESSION_USER in session})
+    app.context_processor(
+        lambda: {"signed_in": _SESSION_USER in session, "password_hint": STRENGTH_HINT}
+    )
     app.extensions["artcat.mailer"] = Mailer(app.extensions["artcat"].settings)
 
 
@@ -161,10 +165,13 @@ def start_session(user: User) -> None:
     session[_SESSION_USER] = user.id
     session[_SESSION_FINGERPRINT] = password_fingerprint(user.password_hash)
     session[_SESSION_STARTED] = int(time.time())
+    # The cookie is signed, not stored: a copy of it stays valid until the user's generation
+    # moves on (sign-out, password change or reset), which ends every session at once.
+    session[_SESSION_GENERATION] = user.session_generation
 
 
 def end_session() -> None:
-    """Sign out: drop everything in the session."""
+    """Forget the session in this browser (other copies of the cookie: see ``end_sessions``)."""
     session.clear()
 
 
@@ -172,14 +179,21 @@ def current_user(db: Session) -> User | None:
     """Return the signed-in user, or None when signed out, expired, disabled or re-passworded."""
     user_id = session.get(_SESSION_USER)
     started = session.get(_SESSION_STARTED)
+    generation = session.get(_SESSION_GENERATION)
     if not isinstance(user_id, str) or not isinstance(started, int):
+        return None
+    if not isinstance(generation, int) or isinstance(generation, bool):
         return None
     if time.time() - started > services().settings.signed_in_ttl:
         return None
     user = db.get(User, user_id)
     if user is None or not user.enabled:
         return None
-    # A password change (reset) ends every other session of the user.
+    # Sign-out, a password change or a reset moved the generation on: this session has ended
+    # (a replayed cookie included).
+    if generation != user.session_generation:
+        return None
+    # A password set by any other way (a rehash, the command line) ends the sessions too.
     if not hmac.compare_digest(
         str(session.get(_SESSION_FINGERPRINT, "")), password_fingerprint(user.password_hash)
     ):

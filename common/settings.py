@@ -174,6 +174,10 @@ class AuthSettings(Settings):
     # Applications a user may create (API and developer page together) in a moving window: each
     # application has a rate limit of its own, so minting them would multiply the user's.
     applications_created_per_user: str = "10/day"
+    # Sign-up: accounts created per client IP (a ``limits`` rate string, counted before any
+    # hashing), and how long an email verification link stays valid, in seconds.
+    sign_up_attempts_per_ip: str = "5/hour"
+    email_verification_ttl: int = 3 * DAY
 
     def __post_init__(self) -> None:
         super().__post_init__()

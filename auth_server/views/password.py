@@ -13,20 +13,45 @@ from typing import Any
 
 from flask import current_app, flash, redirect, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from sqlalchemy import delete
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
-from auth_server.accounts import find_user_by_email, normalise_email
+from auth_server.accounts import (
+    end_sessions,
+    find_user_by_email,
+    normalise_email,
+    verify_password,
+)
 from auth_server.audit import audit
 from auth_server.context import services
-from auth_server.forms import ForgotPasswordForm, ResetPasswordForm, password_problem
+from auth_server.forms import (
+    ChangePasswordForm,
+    ForgotPasswordForm,
+    ResetPasswordForm,
+    password_problem,
+)
 from auth_server.mail import Mailer
-from auth_server.web import end_session, error_page, is_read, page, password_fingerprint
-from common.models import Token, User
+from auth_server.revocation import revoke_all
+from auth_server.throttle import login_throttle
+from auth_server.web import (
+    current_user,
+    end_session,
+    error_page,
+    is_read,
+    page,
+    password_fingerprint,
+    sign_in_redirect,
+    start_session,
+)
+from common.ids import utcnow
+from common.models import SocialIdentity, Token, User
 
 SALT = "artcat.password-reset"
 # One reset email per account per this many seconds: the page must not become a mail cannon.
 RESEND_INTERVAL = 60
+WRONG_CURRENT = "The current password is incorrect."
+TOO_MANY = "Too many attempts. Wait a few minutes, then try again."
 EXPIRED_TITLE = "This link no longer works"
 EXPIRED_MESSAGE = (
     "Password reset links work once and only for a limited time. "
@@ -129,12 +154,88 @@ def reset_password(token: str) -> Response:
         if not valid:
             return page("reset.html", 400, form=form, token=token)
         user.password_hash = svc.hasher.hash(form.password.data or "")
-        # Whoever knew the old password may hold tokens made with it: they all stop now.
-        rows = svc.stores.tokens.expire_where(db, Token.user_id == user.id, Token.kind == "access")
+        # The link came by email: following it proves the address, as a confirmation link does.
+        user.email_verified_at = user.email_verified_at or utcnow()
         user_id = user.id
+        rows, unlinked = _end_what_the_old_password_gave(db, user)
         db.commit()
     svc.stores.tokens.tombstone(rows)
-    audit("password.reset", user_id=user_id, tokens_expired=len(rows), ip=request.remote_addr)
+    audit(
+        "password.reset",
+        user_id=user_id,
+        tokens_expired=len(rows),
+        social_unlinked=unlinked,
+        ip=request.remote_addr,
+    )
     end_session()
     flash("Your password has been changed. Sign in with the new password.")
     return redirect(url_for("account_sign_in"))
+
+
+def _end_what_the_old_password_gave(
+    db: Session, user: User, *, unlink: bool = True
+) -> tuple[list[Token], int]:
+    """End the user's sessions, access tokens and pending codes; unlink social identities.
+
+    Whoever knew the old password, or pre-registered the address and linked a social account
+    to it, may hold any of these: after a reset only the owner of the mailbox is left. (A
+    change keeps the links: only someone who already holds the password can make one.)
+    Returns the expired token rows (tombstone them after the commit) and how many links went.
+    """
+    end_sessions(db, user)
+    rows = revoke_all(db, services().stores.tokens, user_id=user.id, kind="access")
+    if not unlink:
+        return rows, 0
+    unlinked = db.execute(
+        delete(SocialIdentity)
+        .where(SocialIdentity.user_id == user.id)
+        .execution_options(synchronize_session=False)
+    )
+    return rows, int(getattr(unlinked, "rowcount", 0) or 0)
+
+
+def change_password() -> Response:
+    """Show the change-password form (GET) or check the current password and set a new one.
+
+    The current password is checked like a sign-in (the same throttle, before any hashing).
+    The change ends every session of the user (this browser gets a fresh one) and the user's
+    access tokens and pending codes, as a reset does.
+    """
+    svc = services()
+    with svc.stores.sessions() as db:
+        user = current_user(db)
+        if user is None:
+            return sign_in_redirect(url_for("account_password_change"))
+        form = ChangePasswordForm()
+        if user.password_hash is None or is_read():
+            return page("change_password.html", form=form, user=user)
+        valid = form.validate()
+        new = form.new_password.data or ""
+        problem = password_problem(new, email=user.email, name=user.name)
+        if problem and not form.new_password.errors:
+            form.new_password.errors = [problem]
+            valid = False
+        if not valid:
+            return page("change_password.html", 400, form=form, user=user)
+        ip = request.remote_addr or ""
+        throttle = login_throttle()
+        attempt = throttle.attempt(ip=ip, account=user.email)
+        if attempt.wait is not None:
+            audit("password.change_throttled", user_id=user.id, ip=ip, retry_after=attempt.wait)
+            throttled = page("change_password.html", 429, form=form, user=user, form_error=TOO_MANY)
+            throttled.headers["Retry-After"] = str(attempt.wait)
+            return throttled
+        if not verify_password(svc.hasher, user.password_hash, form.current_password.data or ""):
+            audit("password.change_failed", user_id=user.id, ip=ip)
+            form.current_password.errors = [WRONG_CURRENT]
+            return page("change_password.html", 400, form=form, user=user)
+        throttle.forgive(attempt)
+        user.password_hash = svc.hasher.hash(new)
+        rows, _ = _end_what_the_old_password_gave(db, user, unlink=False)
+        db.commit()
+        start_session(user)  # this browser stays signed in, in the new generation
+        user_id = user.id
+    svc.stores.tokens.tombstone(rows)
+    audit("password.changed", user_id=user_id, tokens_expired=len(rows), ip=ip)
+    flash("Your password has been changed. Every other session of your account has ended.")
+    return redirect(url_for("account_home"))

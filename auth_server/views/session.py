@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import secrets
+from urllib.parse import parse_qs, urlsplit
 
 from argon2 import PasswordHasher
-from flask import current_app, flash, redirect, request, url_for
-from limits import parse
-from limits.storage import RedisStorage
-from limits.strategies import SlidingWindowCounterRateLimiter
+from flask import flash, redirect, request, url_for
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from auth_server.accounts import (
     AccountError,
     create_user,
+    end_sessions,
     find_user_by_email,
     normalise_email,
     verify_password,
@@ -22,6 +23,9 @@ from auth_server.accounts import (
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ButtonForm, SignInForm, SignUpForm
+from auth_server.inputs import is_clean
+from auth_server.throttle import login_throttle, sign_up_throttle
+from auth_server.views.verify import send_sign_up_note, send_verification
 from auth_server.web import (
     DEFAULT_NEXT,
     current_user,
@@ -31,14 +35,13 @@ from auth_server.web import (
     safe_next,
     start_session,
 )
-from common.tokens import digest
+from common.models import Application, User
 
 BAD_CREDENTIALS = "The email or password is incorrect."
 TOO_MANY = "Too many failed sign-ins. Wait a few minutes, then try again."
-EMAIL_TAKEN = "An account with this email already exists. Sign in, or reset its password."
+TOO_MANY_SIGN_UPS = "Too many accounts were created from your address. Try again later."
 
 _dummy_hashes: dict[tuple[int, int, int], str] = {}
-_LIMITER_KEY = "artcat.signin_limiter"
 
 
 def _dummy_hash(hasher: PasswordHasher) -> str:
@@ -49,44 +52,24 @@ def _dummy_hash(hasher: PasswordHasher) -> str:
     return _dummy_hashes[key]
 
 
-def _limiter() -> SlidingWindowCounterRateLimiter:
-    limiter: SlidingWindowCounterRateLimiter | None = current_app.extensions.get(_LIMITER_KEY)
-    if limiter is None:
-        svc = services()
-        storage = RedisStorage(
-            "redis://",
-            connection_pool=svc.stores.redis.connection_pool,
-            key_prefix=f"{svc.settings.redis_prefix}:signin",
-        )
-        limiter = SlidingWindowCounterRateLimiter(storage)
-        current_app.extensions[_LIMITER_KEY] = limiter
-    return limiter
-
-
-def _failure_keys(email: str, ip: str) -> list[tuple[str, str, str]]:
-    settings = services().settings
-    return [
-        (settings.login_attempts_per_account, "account", digest(email)),
-        (settings.login_attempts_per_ip, "ip", ip),
-    ]
-
-
-def _throttled(email: str, ip: str) -> bool:
-    """Tell whether too many sign-ins failed lately for this account or this address."""
-    limiter = _limiter()
-    return any(
-        not limiter.test(parse(rate), kind, key) for rate, kind, key in _failure_keys(email, ip)
-    )
-
-
-def _count_failure(email: str, ip: str) -> None:
-    limiter = _limiter()
-    for rate, kind, key in _failure_keys(email, ip):
-        limiter.hit(parse(rate), kind, key)
-
-
 def _next_from_request() -> str:
     return safe_next(request.values.get("next")) or ""
+
+
+def asking_application(db: Session, next_path: str) -> str | None:
+    """Return the name of the application whose authorization request ``next_path`` is, if any.
+
+    Only an enabled application that the client_id names: an unknown one gets no mention, so
+    the page cannot be made to show a name of the requester's choosing.
+    """
+    parts = urlsplit(next_path)
+    if parts.path != "/oauth2/authorize":
+        return None
+    client_ids = parse_qs(parts.query).get("client_id", [])
+    if len(client_ids) != 1 or not is_clean(client_ids[0], 200):
+        return None
+    app = db.scalar(select(Application).where(Application.client_id == client_ids[0]))
+    return app.name if app is not None and app.enabled else None
 
 
 def sign_in() -> Response:
@@ -94,31 +77,37 @@ def sign_in() -> Response:
     svc = services()
     form = SignInForm(next=_next_from_request())
     with svc.stores.sessions() as db:
+        asking = asking_application(db, safe_next(form.next.data) or "")
         if is_read():
             if current_user(db) is not None:
                 return redirect(_next_from_request() or DEFAULT_NEXT)
-            return page("sign_in.html", form=form)
+            return page("sign_in.html", form=form, asking=asking)
         if not form.validate():
-            return page("sign_in.html", 400, form=form)
+            return page("sign_in.html", 400, form=form, asking=asking)
         email = normalise_email(form.email.data or "")
         password = form.password.data or ""
         ip = request.remote_addr or ""
-        # Throttle before any hashing: argon2 is the expensive part of a guess.
-        if _throttled(email, ip):
-            audit("sign_in.throttled", ip=ip)
-            return page("sign_in.html", 429, form=form, form_error=TOO_MANY)
+        # Counted before any hashing (argon2 is the expensive part of a guess), in the budget
+        # the credentials and password grants share.
+        throttle = login_throttle()
+        attempt = throttle.attempt(ip=ip, account=email)
+        if attempt.wait is not None:
+            audit("sign_in.throttled", ip=ip, retry_after=attempt.wait)
+            throttled = page("sign_in.html", 429, form=form, form_error=TOO_MANY, asking=asking)
+            throttled.headers["Retry-After"] = str(attempt.wait)
+            return throttled
         user = find_user_by_email(db, email)
         stored = user.password_hash if user is not None and user.password_hash else None
         ok = verify_password(svc.hasher, stored or _dummy_hash(svc.hasher), password)
         if user is None or stored is None or not ok or not user.enabled:
-            _count_failure(email, ip)
             audit(
                 "sign_in.failed",
                 user_id=user.id if user is not None else None,
                 reason="disabled" if user is not None and ok and not user.enabled else "bad",
                 ip=ip,
             )
-            return page("sign_in.html", 400, form=form, form_error=BAD_CREDENTIALS)
+            return page("sign_in.html", 400, form=form, form_error=BAD_CREDENTIALS, asking=asking)
+        throttle.forgive(attempt)
         if svc.hasher.check_needs_rehash(stored):
             # Cost parameters were raised since this hash was made: upgrade it now.
             user.password_hash = svc.hasher.hash(password)
@@ -129,7 +118,13 @@ def sign_in() -> Response:
 
 
 def sign_up() -> Response:
-    """Show the sign-up form (GET) or create an account and sign in (POST)."""
+    """Show the sign-up form (GET) or create an account and mail a confirmation link (POST).
+
+    The answer is the same "check your email" page whether the address is new or already has
+    an account, and costs the same (one argon2 hash, one message queued): a new address gets a
+    confirmation link, the owner of a known one a note that someone tried. Nobody is signed in
+    here; the confirmation link (or the password, at the sign-in page) does that.
+    """
     svc = services()
     form = SignUpForm(next=_next_from_request())
     with svc.stores.sessions() as db:
@@ -139,40 +134,80 @@ def sign_up() -> Response:
             return page("sign_up.html", form=form)
         if not form.validate():
             return page("sign_up.html", 400, form=form)
+        ip = request.remote_addr or ""
+        wait = sign_up_throttle().hit(ip=ip)
+        if wait is not None:
+            audit("sign_up.throttled", ip=ip, retry_after=wait)
+            throttled = page("sign_up.html", 429, form=form, form_error=TOO_MANY_SIGN_UPS)
+            throttled.headers["Retry-After"] = str(wait)
+            return throttled
+        email = normalise_email(form.email.data or "")
+        next_path = safe_next(form.next.data) or ""
+        try:
+            user, created = _new_user(db, form, email)
+        except AccountError as ex:
+            field = getattr(form, ex.field, form.email)
+            field.errors = [str(ex)]
+            return page("sign_up.html", 400, form=form)
+        if created:
+            send_verification(user, next_path)
+            audit("user.created", user_id=user.id, via="sign_up", ip=ip)
+        else:
+            send_sign_up_note(user)
+            audit("sign_up.existing_email", user_id=user.id, ip=ip)
+    ttl_hours = svc.settings.email_verification_ttl // 3600
+    return page("sign_up_sent.html", email=email, ttl_hours=ttl_hours, next_path=next_path)
+
+
+def _new_user(db: Session, form: SignUpForm, email: str) -> tuple[User, bool]:
+    """Create the account and commit; or return the one that has the address (created: False).
+
+    A known address costs the same argon2 hash as a new one, so timing does not tell them apart.
+    """
+    svc = services()
+    password = form.password.data or ""
+    existing = find_user_by_email(db, email)
+    if existing is None:
         try:
             user = create_user(
-                db,
-                svc.hasher,
-                email=form.email.data or "",
-                name=form.name.data or "",
-                password=form.password.data or "",
+                db, svc.hasher, email=email, name=form.name.data or "", password=password
             )
             db.commit()
-        except AccountError as ex:
-            db.rollback()
-            field = getattr(form, ex.field, form.email)
-            field.errors = [EMAIL_TAKEN if ex.reason == "has already been taken" else str(ex)]
-            return page("sign_up.html", 400, form=form)
+            return user, True
         except IntegrityError:
             db.rollback()  # the same email signed up at the same moment
-            form.email.errors = [EMAIL_TAKEN]
-            return page("sign_up.html", 400, form=form)
-        start_session(user)
-        audit("user.created", user_id=user.id, via="sign_up", ip=request.remote_addr)
-        return redirect(safe_next(form.next.data) or DEFAULT_NEXT)
+        except AccountError as ex:
+            db.rollback()
+            if ex.reason != "has already been taken":
+                raise
+        existing = find_user_by_email(db, email)
+        if existing is None:
+            raise AccountError("email", "could not be registered: try again")
+    else:
+        svc.hasher.hash(password)
+    return existing, False
 
 
 def sign_out() -> Response:
-    """Ask to confirm (GET) or sign out (POST), then go to the sign-in page."""
+    """Ask to confirm (GET) or sign out everywhere (POST), then go to the sign-in page.
+
+    Signing out moves the user's session generation on, so every session of the user ends:
+    this browser's, other devices', and any copy of the cookie someone kept.
+    """
     form = ButtonForm()
     if is_read():
         return page("sign_out.html", form=form, next_path=_next_from_request())
+    user_id = None
     with services().stores.sessions() as db:
         user = current_user(db)
+        if user is not None:
+            end_sessions(db, user)
+            user_id = user.id
+            db.commit()
     end_session()
-    if user is not None:
-        audit("sign_out", user_id=user.id, ip=request.remote_addr)
-    flash("You are signed out.")
+    if user_id is not None:
+        audit("sign_out", user_id=user_id, ip=request.remote_addr)
+    flash("You are signed out. Every session of your account has ended.")
     target = _next_from_request()
     return redirect(
         url_for("account_sign_in", next=target) if target else url_for("account_sign_in")

@@ -84,3 +84,29 @@ def test_sign_out_from_the_navigation(
     assert "You are signed out." in page.get_by_role("status").inner_text()
     page.goto(f"{base}/account")
     assert "/account/sign_in" in page.url
+
+
+def test_change_the_password_from_the_account_page(
+    page: Any, combined_server: LiveServer, account: Account
+) -> None:
+    base = combined_server.url
+    sign_in(page, base, account, "/account")
+    assert "not confirmed yet" in page.get_by_role("status").inner_text()
+    with page.expect_navigation():
+        page.get_by_role("link", name="Change your password").click()
+    assert "not required" in page.inner_text("#new_password-hint")
+    page.get_by_label("Current password").fill(account.password)
+    page.get_by_label("New password", exact=True).fill("password123")
+    page.get_by_label("New password again").fill("password123")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Change password").click()
+    new_password = page.get_by_label("New password", exact=True)
+    assert new_password.get_attribute("aria-invalid") == "true"
+    assert "too easy to guess" in page.inner_text("#new_password-error")
+    page.get_by_label("Current password").fill(account.password)
+    new_password.fill("Olive trees in Provence")
+    page.get_by_label("New password again").fill("Olive trees in Provence")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Change password").click()
+    assert page.url == f"{base}/account"
+    assert "Every other session of your account has ended." in page.inner_text("main")

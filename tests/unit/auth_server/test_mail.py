@@ -1,9 +1,12 @@
-"""The mailer: a staging instance sends nothing, whatever its SMTP settings say."""
+"""The mailer: staging sends nothing; development with email off keeps mail in an outbox."""
 
 from __future__ import annotations
 
 import logging
 import smtplib
+import stat
+from email import message_from_bytes
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,3 +65,33 @@ def test_environment_is_read_and_checked() -> None:
 def test_production_with_smtp_settings_may_send() -> None:
     mailer = Mailer(AuthSettings(environment="production", **SMTP))
     assert mailer.enabled
+
+
+def test_development_keeps_mail_in_a_private_outbox(
+    tmp_path: Path, no_smtp: list[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    mailer = Mailer(AuthSettings(instance_dir=tmp_path, secret_key="k"))
+    assert not mailer.enabled
+    with caplog.at_level(logging.INFO, logger="artcat.mail"):
+        mailer.send_later("someone@example.org", "Confirm your email address", BODY).result(5)
+    mailer.close()
+    assert no_smtp == []
+    (path,) = (tmp_path / "outbox").iterdir()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "outbox").stat().st_mode) == 0o700
+    message = message_from_bytes(path.read_bytes())
+    assert message["To"] == "someone@example.org"
+    assert "SECRET-TOKEN" in str(message.get_payload())
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "artcat.mail"]
+    assert path.name in line and "SECRET-TOKEN" not in line and "someone@" not in line
+
+
+@pytest.mark.parametrize("environment", ["production", "staging"])
+def test_elsewhere_email_off_keeps_nothing(
+    tmp_path: Path, no_smtp: list[Any], environment: str
+) -> None:
+    mailer = Mailer(AuthSettings(instance_dir=tmp_path, secret_key="k", environment=environment))
+    mailer.send_later("someone@example.org", "Confirm your email address", BODY).result(5)
+    mailer.send("someone@example.org", "Confirm your email address", BODY)
+    mailer.close()
+    assert no_smtp == [] and not (tmp_path / "outbox").exists()

@@ -43,9 +43,19 @@ def test_safe_next_refuses_everything_else(value: str | None) -> None:
 
 def test_password_strength() -> None:
     assert password_problem("Tulips in 1637") is None
-    assert password_problem("correct horse battery") is None  # lowercase and spaces: two kinds
+    assert password_problem("correct horse battery") is None  # no composition rules
+    assert password_problem("vermilion ochre umber") is None
+    assert password_problem("Lilac dusk over Giverny " * 4) is None  # 64 and more are fine
     assert password_problem("Short1") is not None
-    assert password_problem("abcdefghijkl") is not None
-    assert password_problem("aaaaaaaaaa12") is not None
+    assert password_problem("abcdefghijkl") is not None  # a sequence
+    assert password_problem("aaaaaaaaaa12") is not None  # a repeat
+    assert password_problem("P@ssw0rd2024") is not None  # a common password, dressed up
     assert password_problem("Ada@Example.org", email="ada@example.org") is not None
     assert password_problem("x" * 1001 + "A1") is not None
+
+
+def test_passwords_built_from_the_user_are_refused() -> None:
+    # Unguessable for a stranger, guessable for someone who knows the user's name.
+    assert password_problem("adalovelace1") is None
+    assert password_problem("adalovelace1", email="ada@example.org", name="Ada Lovelace")
+    assert password_problem("Lovelace!!", email="ada@example.org", name="Ada Lovelace")
