@@ -90,7 +90,13 @@ def test_development_keeps_mail_in_a_private_outbox(
 def test_elsewhere_email_off_keeps_nothing(
     tmp_path: Path, no_smtp: list[Any], environment: str
 ) -> None:
-    mailer = Mailer(AuthSettings(instance_dir=tmp_path, secret_key="k", environment=environment))
+    settings = AuthSettings(
+        instance_dir=tmp_path,
+        secret_key="k",
+        environment=environment,
+        public_url="https://art.example.org",  # production requires one
+    )
+    mailer = Mailer(settings)
     mailer.send_later("someone@example.org", "Confirm your email address", BODY).result(5)
     mailer.send("someone@example.org", "Confirm your email address", BODY)
     mailer.close()
