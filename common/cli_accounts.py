@@ -144,21 +144,34 @@ def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool
     default=None,
     help="Whether its user tokens may manage the user's applications.",
 )
-def apps_set(client_id: str, first_party: bool | None) -> None:
-    """Change how the service treats an application."""
+@click.option(
+    "--redirect-uri",
+    "redirect_uris",
+    multiple=True,
+    help="Replace the registered redirect URIs with these (repeat for several).",
+)
+def apps_set(client_id: str, first_party: bool | None, redirect_uris: tuple[str, ...]) -> None:
+    """Change how the service treats an application (first-party, redirect URIs)."""
     from sqlalchemy import select
 
     from common.db import make_engine, make_sessionmaker
     from common.models import Application
 
-    if first_party is None:
-        raise click.UsageError("say what to change: --first-party or --third-party")
+    if first_party is None and not redirect_uris:
+        raise click.UsageError("say what to change: --first-party, --third-party or --redirect-uri")
+    uris = _registered_uris(redirect_uris, browser_flow=True, public=False) if redirect_uris else []
     with make_sessionmaker(make_engine(_settings()))() as session, session.begin():
         app = session.scalar(select(Application).where(Application.client_id == client_id))
         if app is None:
             raise click.ClickException(f"no application with client id {client_id}")
-        app.first_party = first_party
-    click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
+        if first_party is not None:
+            app.first_party = first_party
+        if uris:
+            app.redirect_uris = uris
+    if first_party is not None:
+        click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
+    if uris:
+        click.echo(f"application {client_id} redirect URIs: {' '.join(uris)}")
 
 
 @apps.command("rotate-secret")

@@ -162,4 +162,14 @@ def test_disable_and_enable_a_user_and_an_application(env: dict[str, str]) -> No
     with sessions() as s:
         assert authenticate_client(s, app["client_id"], app["client_secret"]) is not None
     unchanged = CliRunner().invoke(main, ["apps", "set", app["client_id"]], env=env)
-    assert unchanged.exit_code != 0 and "--first-party or --third-party" in unchanged.output
+    assert unchanged.exit_code != 0 and "--first-party, --third-party" in unchanged.output
+    # Migrating an application of the reference API: register its callback.
+    callback = "https://app.example.org/callback"
+    assert callback in run(env, "apps", "set", app["client_id"], "--redirect-uri", callback)
+    with sessions() as s:
+        uris = s.scalar(select(Application.redirect_uris).where(Application.id == app["id"]))
+        assert uris == [callback]
+    refused = CliRunner().invoke(
+        main, ["apps", "set", app["client_id"], "--redirect-uri", "http://evil.example/cb"], env=env
+    )
+    assert refused.exit_code != 0 and "https" in refused.output
