@@ -140,6 +140,10 @@ class AuthSettings(Settings):
     twitter_api_url: str = "https://api.twitter.com"
     # Seconds allowed for each call to a social provider.
     social_timeout: int = 5
+    # XAPP token issuance attempts allowed per client id and per client IP (counted before the
+    # secret is checked). Far above an application's needs: its token lasts 7 days.
+    xapp_attempts_per_client: str = "300/minute"
+    xapp_attempts_per_ip: str = "3000/minute"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,15 @@ from tests.pages import SECURITY_HEADERS
 
 HTTPS_CB = "https://client.example/callback"
 CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGjSstw-cM"  # RFC 7636 appendix B
+# What the ``account`` fixture's application registered: a web callback, a native app's
+# loopback (any port matches) and private-use scheme callbacks.
+ACCOUNT_REDIRECT_URIS = [
+    HTTPS_CB,
+    "https://client.example:8443/cb",
+    "http://127.0.0.1/cb",
+    "com.example.app:/cb",
+    "com.example.app:/oauth2redirect",
+]
 
 
 def authorize_url(base: str, **params: str) -> str:
