@@ -42,3 +42,18 @@ def code_count(sessions: sessionmaker[Session]) -> int:
     """Return how many authorization codes exist."""
     with sessions() as s:
         return int(s.scalar(select(func.count()).select_from(AuthorizationCode)) or 0)
+
+
+def approve(web: requests.Session, base: str, url: str) -> str:
+    """Open an authorization URL's consent page as the signed-in user, allow, and return where
+    the browser is sent (the client's redirect URI with the code)."""
+    from tests.pages import form  # tests.pages imports the functional conftest
+
+    page = web.get(url, allow_redirects=False)
+    assert page.status_code == 200, page.text
+    fields = form(page.text, "/oauth2/authorize").fields
+    r = web.post(
+        f"{base}/oauth2/authorize", data={**fields, "approve": "Allow"}, allow_redirects=False
+    )
+    assert r.status_code == 302, r.text
+    return str(r.headers["Location"])
