@@ -196,3 +196,15 @@ def test_appauth_style_public_client(
             timeout=10,
         )
         assert bare.status_code == 400 and bare.json()["error"] == "invalid_request"
+        # Nor may a public client leave PKCE out of the authorization request (RFC 9700 2.1.1).
+        no_pkce = web.get(
+            f"{base}/oauth2/authorize",
+            params={
+                "client_id": public.client_id,
+                "redirect_uri": redirect_uri,
+                "response_type": "code",
+            },
+            allow_redirects=False,
+        )
+        assert no_pkce.status_code == 302
+        assert query(no_pkce.headers["Location"])["error"] == "invalid_request"
