@@ -150,8 +150,15 @@ def spend_code(session: Session, tokens: TokenStore, code: PendingCode) -> None:
 def replayed(session: Session, tokens: TokenStore, code_id: str) -> None:
     """Expire every token issued from a used code (committed at once), then refuse."""
     session.rollback()  # nothing of this request's own work survives a replay
+    row = session.get_one(AuthorizationCode, code_id)
     expired = tokens.expire_where(session, Token.code_id == code_id)
     session.commit()
     tokens.tombstone(expired)
-    audit("code.replayed", code_id=code_id, tokens_expired=[t.id for t in expired])
+    audit(
+        "code.replayed",
+        code_id=code_id,
+        application_id=row.application_id,
+        user_id=row.user_id,
+        tokens_expired=[t.id for t in expired],
+    )
     raise InvalidGrantError(description=INVALID_CODE)
