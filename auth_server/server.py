@@ -79,7 +79,7 @@ class Payload(OAuth2Payload):
         return self._datalist
 
 
-class Request(OAuth2Request):
+class OAuthRequest(OAuth2Request):
     """An OAuth request read the reference API's way; empty parameters count as absent."""
 
     def __init__(self) -> None:
@@ -137,12 +137,15 @@ def _close_request_db(_exc: BaseException | None) -> None:
 class Server(AuthorizationServer):
     """Authlib's Flask authorization server with our requests, clients, tokens and errors."""
 
-    def create_oauth2_request(self, _request: object) -> Request:
+    def create_oauth2_request(self, _request: object) -> OAuthRequest:
         """Read the current Flask request."""
-        return Request()
+        return OAuthRequest()
 
     def get_token_grant(self, oauth_request: OAuth2Request) -> Any:
-        """Find the grant; a request without grant_type is malformed, not unsupported."""
+        """Find the grant; a request without grant_type or by GET is malformed, not unsupported."""
+        if oauth_request.method != "POST":
+            # RFC 6749 3.2. The reference API's old clients sent GETs with every secret in the URL.
+            raise InvalidRequestError(description="Send token requests with POST.")
         if not oauth_request.payload.grant_type:
             raise InvalidRequestError(description="The grant_type parameter is required.")
         return super().get_token_grant(oauth_request)
@@ -152,7 +155,7 @@ class Server(AuthorizationServer):
     ) -> OAuthClient:
         """Authenticate with exactly one method (RFC 6749 2.3); audit every failure."""
         form = oauth_request.form
-        basic = _basic_credentials(oauth_request.headers.get("Authorization", ""))
+        basic = basic_credentials(oauth_request.headers.get("Authorization", ""))
         if basic is not None and (
             "client_secret" in form or form.get("client_id", basic[0]) != basic[0]
         ):
@@ -253,7 +256,7 @@ class Issuer(IssuerParameter):
         return issuer()
 
 
-def _basic_credentials(header: str) -> tuple[str, str] | None:
+def basic_credentials(header: str) -> tuple[str, str] | None:
     """Return Basic credentials; ``("", "")`` when malformed; None for another scheme.
 
     Authlib's own parser lets undecodable bytes through as an exception (a 500).
