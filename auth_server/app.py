@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from authlib.oauth2.rfc6749.errors import InvalidRequestError
 from flask import Flask, request
+from werkzeug.wrappers import Response
 
-from auth_server import errors, oauth
+from auth_server import errors, oauth, server
 from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.context import AuthServices
+from auth_server.errors import ParamError
+from auth_server.params import secrets_in_query
 from auth_server.views import account, authorize, discovery, health, password, session, tokens
 from auth_server.views import applications as applications_api
 from auth_server.views import oauth as oauth_endpoints
@@ -22,6 +26,23 @@ def _label_route() -> None:
     """Hand the matched URL rule to the observability middleware (through the environ)."""
     if request.url_rule is not None:
         request.environ[ROUTE_KEY] = request.url_rule.rule
+
+
+def _refuse_secrets_in_query() -> Response | None:
+    """Refuse secrets in the query string of a POST (and of any token request), before any
+    other work: URLs end up in access logs, proxies and browser history."""
+    if request.method != "POST" and request.path != "/oauth2/access_token":
+        return None
+    found = secrets_in_query(request)
+    if not found:
+        return None
+    names = ", ".join(found)
+    message = f"Send {names} in the request body, never in the URL."
+    if pages.is_page_path(request.path):
+        return pages.error_page(400, "This request was refused", message)
+    if request.path.startswith("/oauth2/"):
+        raise InvalidRequestError(description=message)
+    raise ParamError(message, {name: ["must be sent in the request body"] for name in found})
 
 
 def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
@@ -42,6 +63,7 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         hasher=password_hasher(settings),
     )
     errors.register(app)
+    server.build(app)
     app.add_url_rule("/api/tokens/xapp_token", "xapp_token", tokens.xapp_token, methods=["POST"])
     app.add_url_rule("/healthz", "healthz", health.healthz)
     app.add_url_rule("/readyz", "readyz", health.readyz)
@@ -128,7 +150,8 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     app.add_url_rule("/account/static/<path:filename>", "account_static", pages.static_file)
     # Request ids, access log and metrics (and GET /metrics); first of the before_request hooks,
     # so that a request another hook refuses is still labelled with its route.
-    app.before_request_funcs.setdefault(None, []).insert(0, _label_route)
+    app.before_request_funcs.setdefault(None, []).insert(0, _refuse_secrets_in_query)
+    app.before_request_funcs[None].insert(0, _label_route)
     app.wsgi_app = Observer(  # type: ignore[method-assign]
         app.wsgi_app,
         service="auth",

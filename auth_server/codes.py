@@ -2,19 +2,19 @@
 
 Only the SHA-256 digest of a code is stored. Redemption is one conditional UPDATE, so of any
 number of concurrent redemptions exactly one wins; a second use of a code also expires every
-token issued from it (RFC 6749 4.1.2, RFC 9700 4.5).
+token issued from it (RFC 6749 4.1.2, RFC 9700 4.5). Authlib's authorization code grant calls
+these through its hooks (``auth_server.grants.authorization_code``).
 """
 
 from __future__ import annotations
 
-import hmac
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, cast
 
-from authlib.oauth2.rfc6749.errors import InvalidGrantError, InvalidRequestError, OAuth2Error
-from authlib.oauth2.rfc7636 import create_s256_code_challenge
+from authlib.oauth2.rfc6749 import AuthorizationCodeMixin
+from authlib.oauth2.rfc6749.errors import InvalidGrantError
 from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
 
@@ -24,18 +24,30 @@ from common.ids import new_id, utcnow
 from common.models import Application, AuthorizationCode, Token, User
 from common.tokens import TokenStore, digest, generate_secret
 
-PKCE_VALUE = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
+# RFC 7636 4.2: BASE64URL(SHA256(verifier)) is exactly 43 characters.
+S256_CHALLENGE = re.compile(r"^[A-Za-z0-9_-]{43}$")
 S256 = "S256"
 INVALID_CODE = "The authorization code is invalid, expired or already used."
 
 
 @dataclass
-class Redemption:
-    """The outcome of a redemption: the code row, or an error plus the tokens it expired."""
+class PendingCode(AuthorizationCodeMixin):
+    """A code found at the token endpoint, as Authlib's grant and PKCE extension read it."""
 
-    code: AuthorizationCode | None
-    error: OAuth2Error | None = None
-    expired: list[Token] = field(default_factory=list)
+    id: str
+    user_id: str
+    redirect_uri: str
+    scope: str
+    code_challenge: str | None
+    code_challenge_method: str | None
+
+    def get_redirect_uri(self) -> str:
+        """Return the redirect URI the code was issued for."""
+        return self.redirect_uri
+
+    def get_scope(self) -> str:
+        """Return the scope the user consented to (or the narrower one the client asked for)."""
+        return self.scope
 
 
 def issue_code(
@@ -48,18 +60,17 @@ def issue_code(
     code_challenge: str | None = None,
     code_challenge_method: str | None = None,
     ttl: int,
+    value: str | None = None,
 ) -> str:
-    """Store a new single-use code (its digest only) and return the clear code, shown once.
+    """Store a single-use code (its digest only) and return the clear code, shown once.
 
-    Raises ValueError for a PKCE challenge that is not S256 or malformed, and Authlib's
-    InvalidScopeError for an unknown scope.
+    Raises ValueError for a PKCE challenge that is not S256 (the authorization endpoint has
+    refused those already: this guards every other caller).
     """
-    if code_challenge is not None or code_challenge_method is not None:
-        if code_challenge_method != S256:
-            raise ValueError("only the S256 code challenge method is supported")
-        if code_challenge is None or not PKCE_VALUE.match(code_challenge):
-            raise ValueError("malformed code challenge")
-    value = generate_secret()
+    pkce = code_challenge is not None or code_challenge_method is not None
+    if pkce and (code_challenge_method != S256 or not S256_CHALLENGE.match(code_challenge or "")):
+        raise ValueError("only well-formed S256 code challenges are stored")
+    value = value or generate_secret()
     now = utcnow()
     row = AuthorizationCode(
         id=new_id(),
@@ -79,44 +90,46 @@ def issue_code(
     return value
 
 
-def redeem_code(
-    session: Session,
-    tokens: TokenStore,
-    *,
-    code: str,
-    application_id: str,
-    redirect_uri: str,
-    code_verifier: str | None,
-    max_age: int,
-) -> Redemption:
-    """Redeem a code for ``application_id`` inside the caller's transaction.
+def find_code(
+    session: Session, tokens: TokenStore, *, code: str, application_id: str, max_age: int
+) -> PendingCode | None:
+    """Return the unused, live code of ``application_id``; None for any other code.
 
-    On success the code is marked used (the caller issues the token in the same transaction).
-    On a replay the tokens issued from the code are expired in this transaction; the caller
-    tombstones ``Redemption.expired`` once it has committed.
+    A code already used is a replay: the tokens issued from it are expired and committed
+    here, then InvalidGrantError is raised.
     """
     now = utcnow()
     row = session.scalar(select(AuthorizationCode).where(AuthorizationCode.digest == digest(code)))
     if row is None:
-        return Redemption(None, InvalidGrantError(description=INVALID_CODE))
+        return None
     if row.used_at is not None:
-        return _replayed(session, tokens, row)
+        replayed(session, tokens, row.id)
     if row.application_id != application_id:
-        return Redemption(None, InvalidGrantError(description=INVALID_CODE))
+        return None
     if row.expires_at <= now or row.created_at <= now - timedelta(seconds=max_age):
-        return Redemption(None, InvalidGrantError(description=INVALID_CODE))
-    if not hmac.compare_digest(redirect_uri.encode(), row.redirect_uri.encode()):
-        description = "The redirect_uri does not match the authorization request."
-        return Redemption(None, InvalidGrantError(description=description))
-    pkce_error = _check_pkce(row, code_verifier)
-    if pkce_error is not None:
-        return Redemption(None, pkce_error)
+        return None
+    return PendingCode(
+        row.id,
+        row.user_id,
+        row.redirect_uri,
+        row.scope,
+        row.code_challenge,
+        row.code_challenge_method,
+    )
+
+
+def spend_code(session: Session, tokens: TokenStore, code: PendingCode) -> None:
+    """Mark the code used in the caller's transaction (the token it buys commits with it).
+
+    One conditional UPDATE: when another redemption won the race, this one is a replay.
+    """
+    now = utcnow()
     result = cast(
         CursorResult[Any],
         session.execute(
             update(AuthorizationCode)
             .where(
-                AuthorizationCode.id == row.id,
+                AuthorizationCode.id == code.id,
                 AuthorizationCode.used_at.is_(None),
                 AuthorizationCode.expires_at > now,
             )
@@ -124,41 +137,28 @@ def redeem_code(
             .execution_options(synchronize_session=False)
         ),
     )
-    if result.rowcount != 1:
-        # Another redemption won the race (or the code expired this very second).
-        used_at = session.scalar(
-            select(AuthorizationCode.used_at).where(AuthorizationCode.id == row.id)
-        )
-        if used_at is not None:
-            return _replayed(session, tokens, row)
-        return Redemption(None, InvalidGrantError(description=INVALID_CODE))
-    row.used_at = now
-    return Redemption(row)
+    if result.rowcount == 1:
+        return
+    used_at = session.scalar(
+        select(AuthorizationCode.used_at).where(AuthorizationCode.id == code.id)
+    )
+    if used_at is not None:
+        replayed(session, tokens, code.id)
+    raise InvalidGrantError(description=INVALID_CODE)  # it expired this very second
 
 
-def _check_pkce(row: AuthorizationCode, verifier: str | None) -> OAuth2Error | None:
-    if row.code_challenge is None:
-        if verifier is not None:
-            # RFC 9700 2.1.1: a verifier without a challenge is a PKCE downgrade attempt.
-            return InvalidGrantError(description="No code_challenge was sent for this code.")
-        return None
-    if not verifier:
-        return InvalidRequestError(description="The code_verifier is required for this code.")
-    if not PKCE_VALUE.match(verifier):
-        return InvalidRequestError(description="The code_verifier is malformed.")
-    expected = create_s256_code_challenge(verifier)
-    if not hmac.compare_digest(expected.encode(), row.code_challenge.encode()):
-        return InvalidGrantError(description="The code_verifier does not match the challenge.")
-    return None
-
-
-def _replayed(session: Session, tokens: TokenStore, row: AuthorizationCode) -> Redemption:
-    expired = tokens.expire_where(session, Token.code_id == row.id)
+def replayed(session: Session, tokens: TokenStore, code_id: str) -> None:
+    """Expire every token issued from a used code (committed at once), then refuse."""
+    session.rollback()  # nothing of this request's own work survives a replay
+    row = session.get_one(AuthorizationCode, code_id)
+    expired = tokens.expire_where(session, Token.code_id == code_id)
+    session.commit()
+    tokens.tombstone(expired)
     audit(
         "code.replayed",
-        code_id=row.id,
+        code_id=code_id,
         application_id=row.application_id,
         user_id=row.user_id,
         tokens_expired=[t.id for t in expired],
     )
-    return Redemption(None, InvalidGrantError(description=INVALID_CODE), expired)
+    raise InvalidGrantError(description=INVALID_CODE)

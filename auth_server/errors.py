@@ -21,10 +21,17 @@ class APIError(Exception):
     status = 400
     type = "other_error"
 
-    def __init__(self, message: str, detail: dict[str, list[str]] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        detail: dict[str, list[str]] | None = None,
+        *,
+        retry_after: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.detail = detail
+        self.retry_after = retry_after  # seconds, for a 429 or 503
 
     def body(self) -> dict[str, Any]:
         """Return the JSON body of the error."""
@@ -65,8 +72,9 @@ def register(app: Flask) -> None:
     """Register the error mapping on the app."""
 
     @app.errorhandler(APIError)
-    def _api_error(ex: APIError) -> tuple[Response, int]:
-        return jsonify(ex.body()), ex.status
+    def _api_error(ex: APIError) -> tuple[Response, int, dict[str, str]]:
+        headers = {"Retry-After": str(ex.retry_after)} if ex.retry_after is not None else {}
+        return jsonify(ex.body()), ex.status, headers
 
     @app.errorhandler(UnsupportedContentType)
     def _content_type(ex: UnsupportedContentType) -> tuple[Response, int]:

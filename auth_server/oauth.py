@@ -1,47 +1,28 @@
-"""OAuth endpoint plumbing: parameters, client authentication, scopes, errors, token responses.
+"""What the OAuth endpoints share: scopes, lifetimes, our errors and their one JSON shape.
 
-Errors are Authlib's RFC 6749 error classes, answered once (``register``) as
-``{error, error_description[, state]}`` with ``Cache-Control: no-store``.
+Errors are Authlib's RFC 6749 error classes, answered as ``{error, error_description[, state]}``
+with ``Cache-Control: no-store``, whether Authlib's server answers them or they escape to Flask.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import datetime
-from urllib.parse import unquote_plus
+from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidScopeError, OAuth2Error
+from flask import Flask, Response, g, jsonify, request
 
-from authlib.oauth2.rfc6749.errors import (
-    InvalidClientError,
-    InvalidRequestError,
-    InvalidScopeError,
-    OAuth2Error,
-)
-from flask import Flask, Request, Response, g, jsonify
-from sqlalchemy.orm import Session
-
-from auth_server.accounts import authenticate_client
-from auth_server.audit import audit
-from auth_server.errors import APIError
-from auth_server.inputs import is_clean
-from auth_server.params import request_params
-from common.ids import format_ts
-from common.models import Application
 from common.settings import AuthSettings
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 OFFLINE_ACCESS = "offline_access"
 SUPPORTED_SCOPES = frozenset({OFFLINE_ACCESS})
 BAD_CLIENT = "The client id or secret is invalid."
-
-
-class ClientAuthError(InvalidClientError):
-    """Client authentication failed: 401, with a Basic challenge when Basic was tried."""
-
-    status_code = 401
-
-    def __init__(self, description: str, *, basic: bool) -> None:
-        super().__init__(description=description)
-        self.basic = basic
+# Descriptions for Authlib errors raised without one (a body always says what went wrong).
+DEFAULT_DESCRIPTIONS = {
+    "invalid_request": "The request is missing a parameter or is malformed.",
+    "invalid_client": BAD_CLIENT,
+    "invalid_grant": "The grant is invalid, expired or was issued to another client.",
+    "unsupported_grant_type": "This grant_type is not supported.",
+    "unsupported_token_type": "This token_type_hint is not supported.",
+}
 
 
 class SlowDownError(OAuth2Error):
@@ -53,58 +34,6 @@ class SlowDownError(OAuth2Error):
     def __init__(self, retry_after: int) -> None:
         super().__init__(description=f"Too many attempts. Try again in {retry_after} seconds.")
         self.retry_after = retry_after
-
-
-def oauth_params(req: Request, names: Iterable[str]) -> dict[str, str]:
-    """Return the known parameters of an OAuth request; malformed ones are invalid_request."""
-    try:
-        raw = request_params(req)
-    except APIError:
-        raise InvalidRequestError(description="The request body is not a JSON object.") from None
-    state = raw.get("state")
-    if state and is_clean(state):
-        g.oauth_state = state  # echoed in the error body, whatever goes wrong next
-    params: dict[str, str] = {}
-    for name in names:
-        value = raw.get(name)
-        if value is None:
-            continue
-        if not is_clean(value):
-            raise InvalidRequestError(description=f"The {name} parameter is malformed.")
-        params[name] = value
-    return params
-
-
-def client_credentials(req: Request, params: dict[str, str]) -> tuple[str, str, bool]:
-    """Return ``(client_id, client_secret, via_basic)`` from HTTP Basic or the parameters."""
-    header = req.headers.get("Authorization", "")
-    if header[:6].lower() == "basic ":
-        auth = req.authorization
-        if auth is None or auth.type != "basic" or not auth.username or not auth.password:
-            raise ClientAuthError("The Basic credentials are malformed.", basic=True)
-        # RFC 6749 2.3.1: the id and secret are form-encoded before Basic encoding.
-        client_id, secret = unquote_plus(auth.username), unquote_plus(auth.password)
-        if "client_secret" in params or params.get("client_id", client_id) != client_id:
-            raise InvalidRequestError(description="Use one client authentication method only.")
-        if not (is_clean(client_id, 200) and is_clean(secret, 200)):
-            raise ClientAuthError(BAD_CLIENT, basic=True)
-        return client_id, secret, True
-    client_id, secret = params.get("client_id", ""), params.get("client_secret", "")
-    if not client_id or not secret:
-        raise ClientAuthError(
-            "Client authentication (client_id, client_secret) is required.", basic=False
-        )
-    return client_id, secret, False
-
-
-def authenticate(session: Session, req: Request, params: dict[str, str]) -> Application:
-    """Authenticate the calling application (constant-time), or raise invalid_client."""
-    client_id, secret, basic = client_credentials(req, params)
-    app = authenticate_client(session, client_id, secret)
-    if app is None:
-        audit("client.auth_failed", client_id=client_id[:64], ip=req.remote_addr)
-        raise ClientAuthError(BAD_CLIENT, basic=basic)
-    return app
 
 
 def parse_scope(raw: str | None) -> str | None:
@@ -124,22 +53,27 @@ def token_ttl(settings: AuthSettings, scope: str) -> int:
     return settings.access_token_ttl
 
 
-def token_response(
-    app: Application, token: str, expires_at: datetime, ttl: int, scope: str, state: str | None
-) -> Response:
-    """Answer a token: the reference format, or RFC 6749's for ``standard_token_response`` apps."""
-    body: dict[str, object] = {"access_token": token}
-    if app.standard_token_response:
-        body.update(token_type="Bearer", expires_in=ttl)  # noqa: S106  # nosec B106 # a token type
-    else:
-        body["expires_in"] = format_ts(expires_at)  # the reference API's timestamp string
-    if scope:
-        body["scope"] = scope
+def error_response(
+    ex: OAuth2Error, state: str | None
+) -> tuple[int, dict[str, str], list[tuple[str, str]]]:
+    """Return the status, body and headers answering an OAuth error."""
+    body: dict[str, str] = {"error": str(ex.error)}
+    description = ex.description or DEFAULT_DESCRIPTIONS.get(str(ex.error), "")
+    if description:
+        body["error_description"] = str(description)
+    state = ex.state or state
     if state:
         body["state"] = state
-    resp = jsonify(body)
-    resp.headers.update(NO_STORE)
-    return resp
+    headers = [("Content-Type", "application/json"), *NO_STORE.items()]
+    status = int(ex.status_code)
+    if isinstance(ex, InvalidClientError):
+        status = 401
+        # RFC 6749 5.2: a client that tried HTTP Basic is told which scheme to use.
+        if request.headers.get("Authorization", "")[:6].lower() == "basic ":
+            headers.append(("WWW-Authenticate", 'Basic realm="oauth2", error="invalid_client"'))
+    if isinstance(ex, SlowDownError):
+        headers.append(("Retry-After", str(ex.retry_after)))
+    return status, body, headers
 
 
 def no_store(resp: Response) -> Response:
@@ -149,20 +83,9 @@ def no_store(resp: Response) -> Response:
 
 
 def register(app: Flask) -> None:
-    """Answer Authlib's OAuth errors as JSON ``{error, error_description[, state]}``."""
+    """Answer OAuth errors raised outside Authlib's server (request parsing) the same way."""
 
     @app.errorhandler(OAuth2Error)
-    def _oauth_error(ex: OAuth2Error) -> tuple[Response, int, dict[str, str]]:
-        body: dict[str, str] = {"error": str(ex.error)}
-        description = ex.description or ex.get_error_description()
-        if description:
-            body["error_description"] = str(description)
-        state = ex.state or g.get("oauth_state")
-        if state:
-            body["state"] = state
-        headers = dict(NO_STORE)
-        if isinstance(ex, ClientAuthError) and ex.basic:
-            headers["WWW-Authenticate"] = 'Basic realm="oauth2", error="invalid_client"'
-        if isinstance(ex, SlowDownError):
-            headers["Retry-After"] = str(ex.retry_after)
-        return jsonify(body), int(ex.status_code), headers
+    def _oauth_error(ex: OAuth2Error) -> tuple[Response, int, list[tuple[str, str]]]:
+        status, body, headers = error_response(ex, g.get("oauth_state"))
+        return jsonify(body), status, headers

@@ -64,3 +64,25 @@ def request_params(req: Request) -> dict[str, str]:
     else:
         raise UnsupportedContentType(req.content_type or mimetype)
     return params
+
+
+# Never in a URL: query strings end up in access logs, proxies and browser history.
+SECRET_PARAMS = (
+    "client_secret",
+    "password",
+    "code",
+    "code_verifier",
+    "token",
+    "oauth_token",
+    "oauth_token_secret",
+    "access_token",
+)
+
+
+def secrets_in_query(req: Request) -> list[str]:
+    """Return the secret parameters a request carries in its query string (before decoding).
+
+    Names are compared after percent-decoding (``client%5Fsecret`` is ``client_secret``), as
+    werkzeug decodes them for every reader.
+    """
+    return [name for name in SECRET_PARAMS if name in req.args]

@@ -1,9 +1,11 @@
 """The redirect URI policy of the authorization endpoint and of application registration.
 
-Where an application registered redirect URIs, only an exact match is accepted. Where it registered
-none (the reference API's behaviour), any absolute https URI, an http loopback URI or a private-use
-scheme (RFC 8252) is accepted, and the consent page shows the user where they will be sent. Never a
-script-bearing or local scheme, a fragment, user info or a control character.
+Only ``https`` URIs, loopback ``http`` URIs (127.0.0.1, [::1], localhost) and private-use schemes in
+reverse-domain form (``com.example.app:/cb``, RFC 8252 7.1) may be registered; never a fragment,
+user info or a control character. The browser flow needs a registered URI and an exact match
+(RFC 9700 2.1), except that a loopback URI matches on any port (RFC 8252 7.3): a native app
+listens on whatever port is free. An application that registered none cannot use the browser flow
+(the reference API accepted any URI there, which sent codes wherever a crafted link said).
 """
 
 from __future__ import annotations
@@ -108,6 +110,13 @@ def parse_target(uri: str) -> tuple[Target | None, str]:
         if host not in LOOPBACK_HOSTS:
             return None, "must use https (http is allowed only for 127.0.0.1, [::1] or localhost)"
         return Target(uri, scheme, hostport, "loopback"), ""
+    if "." not in scheme:
+        # RFC 8252 7.1: a private-use scheme is a reverse domain name the app's owner controls,
+        # so that no other app on the device claims it.
+        return None, (
+            "must use https, http on a loopback address, or a private-use scheme in "
+            "reverse-domain form (com.example.app:/callback)"
+        )
     if not (parts.netloc or parts.path):
         return None, "must name a path or host after the scheme"
     return Target(uri, scheme, hostport, "app"), ""
@@ -115,12 +124,25 @@ def parse_target(uri: str) -> tuple[Target | None, str]:
 
 def check_redirect_uri(uri: str, registered: list[str]) -> tuple[Target | None, str]:
     """Apply the policy to an authorization request's redirect URI; return it or a reason."""
+    if not registered:
+        return None, "cannot be used: this application has registered no redirect URI"
     target, reason = parse_target(uri)
     if target is None:
         return None, reason
-    if registered and uri not in registered:
-        return None, "does not match a redirect URI registered for this application"
-    return target, ""
+    if uri in registered:
+        return target, ""
+    if target.kind == "loopback" and _without_port(uri) in {_without_port(r) for r in registered}:
+        return target, ""
+    return None, "does not match a redirect URI registered for this application"
+
+
+def _without_port(uri: str) -> str:
+    """Return a loopback http URI with its port removed (other URIs unchanged)."""
+    parts = urlsplit(uri)
+    if parts.scheme != "http" or parts.port is None:
+        return uri
+    host = parts.netloc.rsplit(":", 1)[0]
+    return parts._replace(netloc=host).geturl()
 
 
 def parse_registered(text: str) -> tuple[list[str], list[str]]:

@@ -1,9 +1,10 @@
 """Server-side verification of social provider tokens (facebook, twitter) for ``oauth_token``.
 
 Facebook: ``debug_token`` (with our app token) must say the token is valid and was issued to our
-app id; then ``/me`` gives the identity. Twitter: an OAuth 1.0a HMAC-SHA1 signed
-``verify_credentials``. Every failure, including a provider that is down or slow, is a
-:class:`ProviderError`; the caller answers ``invalid_grant``.
+app id; then ``/me`` gives the identity, and ``verified`` whether facebook confirmed the account
+(its email included). Twitter: an OAuth 1.0a HMAC-SHA1 signed ``verify_credentials``, whose
+``include_email`` returns only verified addresses. Every failure, including a provider that is
+down or slow, is a :class:`ProviderError`; the caller answers ``invalid_grant``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class ProviderIdentity:
     uid: str
     name: str
     email: str | None
+    email_verified: bool = False  # the provider confirmed the owner reads mail at ``email``
 
 
 def configured(provider: str, settings: AuthSettings) -> bool:
@@ -91,12 +93,14 @@ def verify_facebook(settings: AuthSettings, token: str) -> ProviderIdentity:
     me = _get_json(
         settings,
         f"{base}/me",
-        {"fields": "id,name,email", "access_token": token, "appsecret_proof": proof},
+        {"fields": "id,name,email,verified", "access_token": token, "appsecret_proof": proof},
     )
     uid = str(me.get("id") or "")
     if not uid or ("user_id" in data and str(data["user_id"]) != uid):
         raise ProviderError("identity does not match the token")
-    return ProviderIdentity("facebook", uid, _text(me.get("name")), _text(me.get("email")) or None)
+    email = _text(me.get("email")) or None
+    verified = me.get("verified") is True
+    return ProviderIdentity("facebook", uid, _text(me.get("name")), email, verified)
 
 
 def verify_twitter(settings: AuthSettings, token: str, token_secret: str) -> ProviderIdentity:
@@ -117,7 +121,9 @@ def verify_twitter(settings: AuthSettings, token: str, token_secret: str) -> Pro
     if not uid:
         raise ProviderError("no identity in the answer")
     name = _text(me.get("name")) or _text(me.get("screen_name"))
-    return ProviderIdentity("twitter", uid, name, _text(me.get("email")) or None)
+    email = _text(me.get("email")) or None
+    # Twitter answers include_email with the address only once its owner verified it.
+    return ProviderIdentity("twitter", uid, name, email, email is not None)
 
 
 def _get_json(

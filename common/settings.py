@@ -171,6 +171,10 @@ class AuthSettings(Settings):
     twitter_api_url: str = "https://api.twitter.com"
     # Seconds allowed for each call to a social provider.
     social_timeout: int = 5
+    # XAPP token issuance attempts allowed per client id and per client IP (counted before the
+    # secret is checked). Far above an application's needs: its token lasts 7 days.
+    xapp_attempts_per_client: str = "300/minute"
+    xapp_attempts_per_ip: str = "3000/minute"
     # Applications a user may create (API and developer page together) in a moving window: each
     # application has a rate limit of its own, so minting them would multiply the user's.
     applications_created_per_user: str = "10/day"

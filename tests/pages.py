@@ -97,6 +97,10 @@ def query(url: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(url).query, keep_blank_values=True).items()}
 
 
+# What an account's application registers unless told otherwise: the browser flow needs one.
+DEFAULT_REDIRECT_URIS = ["https://c.example/cb", "http://127.0.0.1/cb"]
+
+
 @dataclass(frozen=True)
 class Account:
     """A user with a known password, and an application they own."""
@@ -122,7 +126,8 @@ def make_account(
     """Add a user (password ``PASSWORD``) and an application they own."""
     with sessions() as s, s.begin():
         user = factories.user(s, settings, password=PASSWORD, **user_fields)
-        new = factories.application(s, user, name=app_name, redirect_uris=redirect_uris or [])
+        uris = DEFAULT_REDIRECT_URIS if redirect_uris is None else redirect_uris
+        new = factories.application(s, user, name=app_name, redirect_uris=uris)
         return Account(
             user.id,
             user.email,

@@ -1,31 +1,27 @@
-"""The grant types of the token endpoint, by ``grant_type``."""
+"""The grants of the token endpoint, as Authlib grant classes registered on the server."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
-from auth_server.grants.authorization_code import authorization_code_grant
-from auth_server.grants.base import Granted, GrantRequest
-from auth_server.grants.credentials import credentials_grant
-from auth_server.grants.oauth_token import oauth_token_grant
-from common.models import Application
+from auth_server.grants.authorization_code import CodeGrant, S256CodeChallenge
+from auth_server.grants.client_credentials import XappGrant
+from auth_server.grants.credentials import CredentialsGrant, PasswordGrant
+from auth_server.grants.oauth_token import SocialGrant
 
-GRANTS: dict[str, Callable[[GrantRequest], Granted]] = {
-    "authorization_code": authorization_code_grant,
-    "credentials": credentials_grant,
-    "oauth_token": oauth_token_grant,
-}
-GRANT_ROLE = "grant:"
+GRANT_TYPES = ("authorization_code", "client_credentials", "credentials", "oauth_token", "password")
 
 
-def grant_allowed(app: Application, grant_type: str) -> bool:
-    """Tell whether an application may use a grant.
+def registered() -> list[tuple[type[Any], list[Any] | None]]:
+    """Return every grant class with its extensions, as ``register_grant`` takes them."""
+    return [
+        # PKCE (S256 only) when the client sends a challenge; required of public clients.
+        (CodeGrant, [S256CodeChallenge(required=True)]),
+        (CredentialsGrant, None),
+        (PasswordGrant, None),
+        (SocialGrant, None),
+        (XappGrant, None),
+    ]
 
-    Every grant is open by default (as in the reference API). An operator restricts an
-    application by giving it ``grant:<type>`` roles: then only those grants are allowed.
-    """
-    allowed = {r[len(GRANT_ROLE) :] for r in app.roles or [] if r.startswith(GRANT_ROLE)}
-    return not allowed or grant_type in allowed
 
-
-__all__ = ["GRANTS", "GrantRequest", "Granted", "grant_allowed"]
+__all__ = ["GRANT_TYPES", "registered"]

@@ -1,5 +1,6 @@
-"""``grant_type=credentials`` (the reference API's xAuth): email and password for a token.
+"""``grant_type=password`` (RFC 6749 4.3) and the reference API's ``grant_type=credentials``.
 
+Both are Authlib's resource owner password grant; ``credentials`` names the username ``email``.
 Attempts are throttled per client IP and per account before any hashing. An unknown email costs
 the same argon2 verify as a wrong password and gets the same answer.
 """
@@ -7,14 +8,18 @@ the same argon2 verify as a wrong password and gets the same answer.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from argon2 import PasswordHasher
+from authlib.oauth2.rfc6749 import grants
 from authlib.oauth2.rfc6749.errors import InvalidGrantError, InvalidRequestError
+from flask import request
 
 from auth_server.accounts import find_user_by_email, verify_password
 from auth_server.audit import audit
-from auth_server.grants.base import Granted, GrantRequest, issue_access
+from auth_server.context import services
 from auth_server.oauth import SlowDownError
+from auth_server.server import request_db
 from auth_server.throttle import login_throttle
 from common.models import User
 
@@ -32,36 +37,59 @@ def dummy_hash(hasher: PasswordHasher) -> str:
         return _dummy_hashes[key]
 
 
-def credentials_grant(req: GrantRequest) -> Granted:
-    """Check an email and password (argon2id) and issue an access token."""
-    email = req.params.get("email", "").strip()
-    password = req.params.get("password", "")
-    if not email or not password:
-        raise InvalidRequestError(description="The email and password parameters are required.")
-    svc = req.svc
-    wait = login_throttle().hit(ip=req.ip, account=email)
-    if wait is not None:
-        audit("signin.throttled", grant="credentials", ip=req.ip, retry_after=wait)
-        raise SlowDownError(wait)
-    with svc.stores.reads() as session:
-        user = find_user_by_email(session, email)
-    stored = user.password_hash if user is not None and user.password_hash else None
-    ok = verify_password(svc.hasher, stored or dummy_hash(svc.hasher), password)
-    if user is None or stored is None or not ok:
-        audit(
-            "signin.failed",
-            grant="credentials",
-            reason="unknown_email" if user is None else "wrong_password",
-            user_id=user.id if user is not None else None,
-            application_id=req.application.id,
-            ip=req.ip,
-        )
-        raise InvalidGrantError(description=BAD_CREDENTIALS)
-    if not user.enabled:
-        audit("signin.failed", grant="credentials", reason="disabled", user_id=user.id, ip=req.ip)
-        raise InvalidGrantError(description="This account is disabled.")
-    with svc.stores.sessions() as session, session.begin():
+class PasswordGrant(grants.ResourceOwnerPasswordCredentialsGrant):
+    """The standard password grant: ``username`` is the account's email address."""
+
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+    USERNAME = "username"
+
+    def authenticate_token_endpoint_client(self) -> Any:
+        """Authenticate the client (Authlib), then name missing fields in this grant's words."""
+        client = super().authenticate_token_endpoint_client()
+        form = self.request.form
+        if not form.get(self.USERNAME) or not form.get("password"):
+            raise InvalidRequestError(
+                description=f"The {self.USERNAME} and password parameters are required."
+            )
+        form["username"] = form[self.USERNAME]
+        return client
+
+    def authenticate_user(self, username: str, password: str) -> User:
+        """Check an email and password (argon2id); raise invalid_grant (or slow_down)."""
+        svc = services()
+        ip = request.remote_addr or ""
+        grant = self.GRANT_TYPE
+        email = username.strip()
+        wait = login_throttle().hit(ip=ip, account=email)
+        if wait is not None:
+            audit("signin.throttled", grant=grant, ip=ip, retry_after=wait)
+            raise SlowDownError(wait)
+        db = request_db(self.request)
+        user = find_user_by_email(db, email)
+        stored = user.password_hash if user is not None and user.password_hash else None
+        ok = verify_password(svc.hasher, stored or dummy_hash(svc.hasher), password)
+        if user is None or stored is None or not ok:
+            audit(
+                "signin.failed",
+                grant=grant,
+                reason="unknown_email" if user is None else "wrong_password",
+                user_id=user.id if user is not None else None,
+                application_id=self.request.client.app.id if self.request.client else None,
+                ip=ip,
+            )
+            raise InvalidGrantError(description=BAD_CREDENTIALS)
+        if not user.enabled:
+            audit("signin.failed", grant=grant, reason="disabled", user_id=user.id, ip=ip)
+            raise InvalidGrantError(description="This account is disabled.")
         if svc.hasher.check_needs_rehash(stored):
-            # Stronger parameters were configured since this password was set.
-            session.get_one(User, user.id).password_hash = svc.hasher.hash(password)
-        return issue_access(session, req, user_id=user.id, scope=req.scope or "")
+            # Stronger parameters were configured since this password was set; committed with
+            # the token.
+            user.password_hash = svc.hasher.hash(password)
+        return user
+
+
+class CredentialsGrant(PasswordGrant):
+    """The reference API's xAuth grant: ``email`` and ``password``."""
+
+    GRANT_TYPE = "credentials"
+    USERNAME = "email"

@@ -1,66 +1,90 @@
 """``grant_type=oauth_token``: a facebook or twitter token, verified with the provider.
 
 A provider identity is linked to exactly one user; a new identity gets a new user. An identity
-is never linked to an existing account by email (emails at providers may be unverified): when
-the provider's email already belongs to a user, the grant is refused and that user must sign in
-with their password instead.
+is never linked to an existing account by email: whoever registered an address first (here, or
+at the provider without verifying it) would otherwise get the other's account. A new account
+takes the provider's email only when the provider verified it and no account has it; otherwise
+an undeliverable placeholder address.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 
-from authlib.oauth2.rfc6749.errors import InvalidGrantError, InvalidRequestError
+from authlib.oauth2.rfc6749 import grants
+from authlib.oauth2.rfc6749.errors import (
+    InvalidGrantError,
+    InvalidRequestError,
+    UnauthorizedClientError,
+)
+from flask import request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from auth_server.accounts import AccountError, create_user, find_user_by_email
+from auth_server.accounts import create_user, find_user_by_email
 from auth_server.audit import audit
-from auth_server.context import AuthServices
-from auth_server.grants.base import Granted, GrantRequest, issue_access
+from auth_server.context import AuthServices, services
 from auth_server.inputs import is_clean
+from auth_server.server import request_db
 from auth_server.social import PROVIDERS, ProviderError, ProviderIdentity, configured, verify
 from common.ids import new_id, utcnow
 from common.models import SocialIdentity, User
 
-EMAIL_TAKEN = (
-    "An account already uses the email address of this {provider} account. Sign in with that "
-    "account's email and password instead."
-)
 
+class SocialGrant(grants.BaseGrant, grants.TokenEndpointMixin):
+    """The reference API's social sign-in grant."""
 
-def oauth_token_grant(req: GrantRequest) -> Granted:
-    """Verify a provider token server-side, find or create its user, and issue a token."""
-    provider = req.params.get("oauth_provider", "").strip().lower()
-    token = req.params.get("oauth_token", "")
-    secret = req.params.get("oauth_token_secret")
-    if provider not in PROVIDERS:
-        raise InvalidRequestError(description="The oauth_provider must be facebook or twitter.")
-    if not token:
-        raise InvalidRequestError(description="The oauth_token parameter is required.")
-    if provider == "twitter" and not secret:
-        raise InvalidRequestError(description="The oauth_token_secret is required for twitter.")
-    svc = req.svc
-    if not configured(provider, svc.settings):
-        raise InvalidGrantError(description=f"Sign-in with {provider} is not enabled here.")
-    try:
-        identity = verify(provider, svc.settings, token, secret)
-    except ProviderError as ex:
-        audit("signin.failed", grant="oauth_token", provider=provider, reason=str(ex), ip=req.ip)
-        raise InvalidGrantError(
-            description=f"The {provider} token could not be verified."
-        ) from None
-    for attempt in (1, 2):
+    GRANT_TYPE = "oauth_token"
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+    def validate_token_request(self) -> None:
+        """Authenticate the client, verify the provider token, find or create its user."""
+        client = self.authenticate_token_endpoint_client()
+        if not client.check_grant_type(self.GRANT_TYPE):
+            raise UnauthorizedClientError(description="This application may not use this grant.")
+        form = self.request.form
+        provider = form.get("oauth_provider", "").strip().lower()
+        token = form.get("oauth_token", "")
+        secret = form.get("oauth_token_secret")
+        if provider not in PROVIDERS:
+            raise InvalidRequestError(description="The oauth_provider must be facebook or twitter.")
+        if not token:
+            raise InvalidRequestError(description="The oauth_token parameter is required.")
+        if provider == "twitter" and not secret:
+            raise InvalidRequestError(description="The oauth_token_secret is required for twitter.")
+        self.validate_requested_scope()
+        svc = services()
+        if not configured(provider, svc.settings):
+            raise InvalidGrantError(description=f"Sign-in with {provider} is not enabled here.")
+        ip = request.remote_addr
         try:
-            with svc.stores.sessions() as session, session.begin():
-                user = find_or_create_user(session, svc, identity)
-                return issue_access(session, req, user_id=user.id, scope=req.scope or "")
-        except IntegrityError:
-            # A concurrent first sign-in with the same identity created it first: look again.
-            if attempt == 2:
-                raise InvalidGrantError(description="Please try again.") from None
-    raise AssertionError("unreachable")
+            identity = verify(provider, svc.settings, token, secret)
+        except ProviderError as ex:
+            audit("signin.failed", grant="oauth_token", provider=provider, reason=str(ex), ip=ip)
+            raise InvalidGrantError(
+                description=f"The {provider} token could not be verified."
+            ) from None
+        db = request_db(self.request)
+        for attempt in (1, 2):
+            try:
+                self.request.user = find_or_create_user(db, svc, identity)
+                break
+            except IntegrityError:
+                # A concurrent first sign-in with the same identity created it first: look again.
+                db.rollback()
+                if attempt == 2:
+                    raise InvalidGrantError(description="Please try again.") from None
+        self.request.client = client
+
+    def create_token_response(self) -> tuple[int, dict[str, object], list[tuple[str, str]]]:
+        """Issue the user's token (committed with a new account, if one was made)."""
+        token = self.generate_token(
+            user=self.request.user, scope=self.request.payload.scope, include_refresh_token=False
+        )
+        self.save_token(token)
+        return 200, token, self.TOKEN_RESPONSE_HEADER
 
 
 def find_or_create_user(session: Session, svc: AuthServices, identity: ProviderIdentity) -> User:
@@ -78,18 +102,18 @@ def find_or_create_user(session: Session, svc: AuthServices, identity: ProviderI
         if user is None or not user.enabled:
             raise InvalidGrantError(description="This account is disabled.")
         return user
-    email = identity.email if identity.email and is_clean(identity.email, 320) else None
-    if email and find_user_by_email(session, email) is not None:
-        audit("signin.refused", grant="oauth_token", provider=identity.provider, reason="email")
-        raise InvalidGrantError(description=EMAIL_TAKEN.format(provider=identity.provider))
     name = identity.name if is_clean(identity.name, 200) and identity.name else None
     name = name or f"{identity.provider.capitalize()} user"
-    try:
-        user = create_user(session, svc.hasher, email=email or "", name=name, password=None)
-    except AccountError:
-        user = create_user(
-            session, svc.hasher, email=placeholder_email(identity), name=name, password=None
-        )
+    email = usable_email(session, identity)
+    user = create_user(
+        session,
+        svc.hasher,
+        email=email or free_placeholder(session, identity),
+        name=name,
+        password=None,
+    )
+    if email:
+        user.email_verified_at = utcnow()  # the provider verified it
     session.add(
         SocialIdentity(
             id=new_id(),
@@ -100,11 +124,30 @@ def find_or_create_user(session: Session, svc: AuthServices, identity: ProviderI
         )
     )
     session.flush()
-    audit("user.created", user_id=user.id, via=identity.provider)
+    audit("user.created", user_id=user.id, via=identity.provider, verified_email=bool(email))
     return user
 
 
+def usable_email(session: Session, identity: ProviderIdentity) -> str | None:
+    """Return the provider's email when it is verified, well formed and nobody's yet."""
+    email = identity.email
+    if not email or not identity.email_verified or not is_clean(email, 320) or "@" not in email:
+        return None
+    if find_user_by_email(session, email) is not None:
+        audit("signin.new_account", provider=identity.provider, reason="email_taken")
+        return None
+    return email
+
+
 def placeholder_email(identity: ProviderIdentity) -> str:
-    """Return a unique, undeliverable address for an identity without a usable email."""
+    """Return the undeliverable address of an identity without a usable email."""
     uid = re.sub(r"[^A-Za-z0-9_-]", "-", identity.uid)[:100]
     return f"{identity.provider}-{uid}@users.invalid"
+
+
+def free_placeholder(session: Session, identity: ProviderIdentity) -> str:
+    """Return the identity's placeholder, or a random variant when someone took it first."""
+    email = placeholder_email(identity)
+    if find_user_by_email(session, email) is None:
+        return email
+    return email.replace("@", f"-{secrets.token_hex(6)}@")

@@ -1,28 +1,33 @@
-"""``/oauth2/authorize``: the browser side of the authorization code flow (RFC 6749, RFC 7636).
+"""``/oauth2/authorize``: the browser side of the authorization code flow, on Authlib's grant.
 
-The client and its redirect URI are checked first; while either is in doubt the answer is an error
-page, never a redirect (RFC 6749 4.1.2.1). Only then do request errors go back to the client. The
-user is asked every time, on a page that names the application, its owner and where they will be
-sent; the decision is a CSRF-protected POST.
+The client and its redirect URI are checked first: until both are known good the answer is an
+error page, never a redirect (RFC 6749 4.1.2.1), and never a link to the URI either. Only then
+do request errors go back to the client. The user is asked every time, on a page that names the
+application, its owner and where they will be sent; the decision is a CSRF-protected POST.
+Every redirect to the client carries ``iss`` (RFC 9207).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
-from flask import redirect, request
+from authlib.oauth2.rfc6749.errors import (
+    InvalidRequestError,
+    OAuth2Error,
+    UnsupportedResponseTypeError,
+)
+from flask import request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response
 
 from auth_server.audit import audit
-from auth_server.codes import issue_code
 from auth_server.context import services
 from auth_server.forms import ButtonForm, ConsentForm
-from auth_server.redirects import Target, check_redirect_uri, with_params
+from auth_server.redirects import Target, check_redirect_uri
+from auth_server.server import Issuer, authorization_server
 from auth_server.web import (
     allow_form_redirect_to,
     current_user,
@@ -34,10 +39,7 @@ from auth_server.web import (
 from common.authorize_params import AUTHORIZE_PARAMS
 from common.models import Application, User
 
-ALLOWED_SCOPES = frozenset({"offline_access"})
 STATE_MAX = 1024
-# RFC 7636 4.2: BASE64URL(SHA256(verifier)) is exactly 43 characters.
-S256_CHALLENGE_RE = re.compile(r"^[A-Za-z0-9_-]{43}$")
 YEAR = 365 * 86_400
 DAY = 86_400
 
@@ -51,57 +53,8 @@ class PageError(Exception):
         self.message = message
 
 
-class RedirectError(Exception):
-    """A request error the client is told about, on its validated redirect URI."""
-
-    def __init__(
-        self, error: str, description: str, target: Target, state: str | None, *, trusted: bool
-    ) -> None:
-        super().__init__(description)
-        self.error = error
-        self.description = description
-        self.target = target
-        self.state = state
-        self.trusted = trusted  # the URI was registered by the application
-
-    def location(self) -> str:
-        """Return the redirect URI carrying the error (and the state)."""
-        params = {"error": self.error, "error_description": self.description}
-        if self.state is not None:
-            params["state"] = self.state
-        return with_params(self.target.uri, params)
-
-
-@dataclass(frozen=True)
-class AuthorizationRequest:
-    """A validated authorization request."""
-
-    application: Application
-    target: Target
-    state: str | None
-    scope: str
-    code_challenge: str | None
-    code_challenge_method: str | None
-
-    def params(self) -> dict[str, str]:
-        """Return the request's parameters, as the consent form carries them."""
-        return {
-            "client_id": self.application.client_id,
-            "redirect_uri": self.target.uri,
-            "response_type": "code",
-            "state": self.state or "",
-            "scope": self.scope,
-            "code_challenge": self.code_challenge or "",
-            "code_challenge_method": self.code_challenge_method or "",
-        }
-
-    def path(self) -> str:
-        """Return the authorize path that repeats this request (for sign-in's ``next``)."""
-        return "/oauth2/authorize?" + urlencode({k: v for k, v in self.params().items() if v})
-
-
-def parse_request(db: Session, values: MultiDict[str, str]) -> AuthorizationRequest:
-    """Validate an authorization request; raise PageError or RedirectError."""
+def check_client(db: Session, values: MultiDict[str, str]) -> tuple[Application, Target]:
+    """Return the enabled application and its registered redirect URI; raise PageError."""
     for name in ("client_id", "redirect_uri"):
         if len(values.getlist(name)) > 1:
             raise PageError("Invalid request", f"The {name} parameter is repeated.")
@@ -125,127 +78,107 @@ def parse_request(db: Session, values: MultiDict[str, str]) -> AuthorizationRequ
             "Invalid redirect URI",
             f"The redirect_uri {reason}. For your safety you were not sent anywhere.",
         )
-    state = values.get("state") or None
+    return app, target
 
-    def fail(error: str, description: str) -> RedirectError:
-        """Return the error to send back to the (now validated) redirect URI."""
-        echo = state if state is not None and len(state) <= STATE_MAX else None
-        return RedirectError(error, description, target, echo, trusted=bool(app.redirect_uris))
 
+def check_request(values: MultiDict[str, str], target: Target) -> None:
+    """Refuse what Authlib's grant does not check, or would answer without the client's URI."""
+    uri = target.uri
     repeated = [n for n in AUTHORIZE_PARAMS if len(values.getlist(n)) > 1]
     if repeated:
-        raise fail("invalid_request", f"Repeated parameter: {', '.join(repeated)}.")
-    if state is not None and len(state) > STATE_MAX:
-        raise fail("invalid_request", f"state is longer than {STATE_MAX} characters.")
-    response_type = values.get("response_type", "")
+        description = f"Repeated parameter: {', '.join(repeated)}."
+        raise InvalidRequestError(description=description, redirect_uri=uri)
+    state = values.get("state")
+    if state and len(state) > STATE_MAX:
+        description = f"state is longer than {STATE_MAX} characters."
+        raise InvalidRequestError(description=description, redirect_uri=uri)
+    response_type = values.get("response_type")
     if not response_type:
-        raise fail("invalid_request", "response_type is missing.")
+        raise InvalidRequestError(description="response_type is missing.", redirect_uri=uri)
     if response_type != "code":
-        raise fail("unsupported_response_type", "Only response_type=code is supported.")
-    scopes = values.get("scope", "").split()
-    unknown = [s for s in scopes if s not in ALLOWED_SCOPES]
-    if unknown:
-        raise fail("invalid_scope", "The only scope is offline_access.")
-    challenge = values.get("code_challenge") or None
-    method = values.get("code_challenge_method") or None
-    if method is not None and challenge is None:
-        raise fail("invalid_request", "code_challenge_method was sent without code_challenge.")
-    if challenge is not None:
-        # A missing method means "plain" (RFC 7636 4.3), which is not accepted.
-        if method != "S256":
-            raise fail("invalid_request", "Only code_challenge_method=S256 is supported.")
-        if not S256_CHALLENGE_RE.match(challenge):
-            raise fail("invalid_request", "code_challenge is not a S256 challenge.")
-    return AuthorizationRequest(
-        application=app,
-        target=target,
-        state=state,
-        scope=" ".join(sorted(set(scopes))),
-        code_challenge=challenge,
-        code_challenge_method=method,
-    )
+        description = "Only response_type=code is supported."
+        raise UnsupportedResponseTypeError("", description=description, redirect_uri=uri)
 
 
 def authorize() -> Response:
     """Show the consent page (GET) or act on the user's decision (POST)."""
     values = request.args if is_read() else request.form
+    server = authorization_server()
     with services().stores.sessions() as db:
         try:
-            req = parse_request(db, values)
+            app, target = check_client(db, values)
         except PageError as ex:
             return error_page(400, ex.title, ex.message)
-        except RedirectError as ex:
-            if ex.trusted:
-                return redirect(ex.location())
-            # A URI the application never registered is not trusted enough for an automatic
-            # redirect, or this endpoint would be an open redirector (RFC 9700 4.11.2): the
-            # user is told, and may follow the link back to the application.
-            return error_page(
-                400,
-                "This sign-in link is not valid",
-                f"The application's request was refused ({ex.error}): {ex.description}",
-                (ex.location(), f"Return to {ex.target.display}"),
-            )
         user = current_user(db)
+        try:
+            check_request(values, target)
+            grant = server.get_consent_grant(end_user=user)
+        except OAuth2Error as error:
+            if not error.redirect_uri:
+                description = error.description or str(error.error)
+                return error_page(400, "This sign-in link is not valid", description)
+            state = values.get("state")
+            if error.state is None and state and len(state) <= STATE_MAX:
+                error.state = state
+            return with_issuer(server.handle_error_response(None, error))
+        params = {n: grant.request.payload.data.get(n, "") for n in AUTHORIZE_PARAMS}
         if user is None:
-            return sign_in_redirect(request.full_path if is_read() else req.path())
+            return sign_in_redirect(request.full_path if is_read() else authorize_path(params))
         if is_read():
-            return _consent_page(db, req, user)
-        return _decide(db, req, user)
+            return consent_page(db, grant, params, app, target, user)
+        return decide(grant, params, target, user)
 
 
-def _consent_page(db: Session, req: AuthorizationRequest, user: User) -> Response:
-    app = req.application
+def consent_page(
+    db: Session, grant: Any, params: dict[str, str], app: Application, target: Target, user: User
+) -> Response:
+    """Ask the user, naming the application, its owner and where they will be sent."""
     owner = db.get(User, app.user_id) if app.user_id else None
     settings = services().settings
-    form = ConsentForm(data=req.params())
     # Chromium applies form-action to the redirect that follows the POST: allow the client.
-    allow_form_redirect_to(req.target.csp_source)
+    allow_form_redirect_to(target.csp_source)
     return page(
         "consent.html",
-        form=form,
+        form=ConsentForm(data=params),
         sign_out_form=ButtonForm(),
-        next_path=req.path(),
+        next_path=authorize_path(params),
         app=app,
         owner=owner,
         user=user,
-        target=req.target,
-        offline="offline_access" in req.scope.split(),
+        target=target,
+        offline="offline_access" in (grant.request.scope or "").split(),
         offline_years=settings.offline_token_ttl // YEAR,
         default_days=settings.access_token_ttl // DAY,
-        registered=bool(app.redirect_uris),
     )
 
 
-def _decide(db: Session, req: AuthorizationRequest, user: User) -> Response:
+def decide(grant: Any, params: dict[str, str], target: Target, user: User) -> Response:
+    """Issue a code (Allow) or an access_denied error (Deny), back to the client."""
     form = ConsentForm()
-    fields = {
-        "application_id": req.application.id,
-        "user_id": user.id,
-        "scope": req.scope,
-        "redirect_host": req.target.display,
-        "pkce": req.code_challenge is not None,
-        "ip": request.remote_addr,
-    }
-    if form.approve.data:
-        code = issue_code(
-            db,
-            application=req.application,
-            user=user,
-            redirect_uri=req.target.uri,
-            scope=req.scope,
-            code_challenge=req.code_challenge,
-            code_challenge_method=req.code_challenge_method,
-            ttl=services().settings.code_ttl,
-        )
-        db.commit()
-        audit("consent.approved", **fields)
-        params = {"code": code}
-    elif form.deny.data:
-        audit("consent.denied", **fields)
-        params = {"error": "access_denied", "error_description": "The user denied access."}
-    else:
+    if not (form.approve.data or form.deny.data):
         return error_page(400, "No decision", "Choose Allow or Deny on the consent page.")
-    if req.state is not None:
-        params["state"] = req.state
-    return redirect(with_params(req.target.uri, params))
+    approved = bool(form.approve.data)
+    response: Response = authorization_server().create_authorization_response(
+        grant=grant, grant_user=user if approved else None
+    )
+    audit(
+        "consent.approved" if approved else "consent.denied",
+        application_id=grant.request.client.app.id,
+        user_id=user.id,
+        scope=grant.request.scope or "",
+        redirect_host=target.display,
+        pkce=bool(params["code_challenge"]),
+        ip=request.remote_addr,
+    )
+    return response
+
+
+def with_issuer(response: Response) -> Response:
+    """Add ``iss`` to an error redirect that did not go through the grant (RFC 9207)."""
+    Issuer().add_issuer_parameter(authorization_server(), response)
+    return response
+
+
+def authorize_path(params: dict[str, str]) -> str:
+    """Return the authorize path that repeats a request (for sign-in's ``next``)."""
+    return "/oauth2/authorize?" + urlencode({k: v for k, v in params.items() if v})

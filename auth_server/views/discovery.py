@@ -8,9 +8,12 @@ from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
 from flask import Response, jsonify, request
 
 from auth_server.context import services
+from auth_server.grants import GRANT_TYPES
 from auth_server.oauth import SUPPORTED_SCOPES
 
-CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+SECRET_METHODS = ["client_secret_basic", "client_secret_post"]
+# "none": public clients (no secret, PKCE required) at the token and revocation endpoints.
+CLIENT_AUTH_METHODS = [*SECRET_METHODS, "none"]
 
 
 def issuer() -> str:
@@ -29,12 +32,14 @@ def server_metadata(base: str) -> AuthorizationServerMetadata:
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         # credentials and oauth_token are the reference API's own (non-RFC) grant types.
-        "grant_types_supported": ["authorization_code", "credentials", "oauth_token"],
+        "grant_types_supported": list(GRANT_TYPES),
         "scopes_supported": sorted(SUPPORTED_SCOPES),
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
         "revocation_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
-        "introspection_endpoint_auth_methods_supported": CLIENT_AUTH_METHODS,
+        "introspection_endpoint_auth_methods_supported": SECRET_METHODS,
+        # RFC 9207: authorization responses carry iss (mix-up attack defence).
+        "authorization_response_iss_parameter_supported": True,
     }
     return AuthorizationServerMetadata(doc)
 

@@ -8,18 +8,30 @@ from auth_server.accounts import authenticate_client_id
 from auth_server.audit import audit
 from auth_server.bearer import INVALID_TOKEN, request_token
 from auth_server.context import services
-from auth_server.errors import AuthError, ParamError
+from auth_server.errors import APIError, AuthError, ParamError
 from auth_server.inputs import is_clean
 from auth_server.oauth import no_store
 from auth_server.params import request_params
+from auth_server.xapp_throttle import xapp_throttle
 from common.ids import format_ts
 
 BAD_CLIENT = "The client id or secret is invalid."
 
 
-def xapp_token() -> tuple[Response, int]:
+class TooManyAttempts(APIError):
+    """Over the XAPP issuance limits (429, with Retry-After)."""
+
+    status = 429
+    type = "rate_limit_error"
+
+
+def xapp_token() -> tuple[Response, int, dict[str, str]]:
     """Issue an application (XAPP) token for valid client credentials (201)."""
     params = request_params(request)
+    wait = xapp_throttle().hit(client_id=params.get("client_id", ""), ip=request.remote_addr or "")
+    if wait is not None:
+        audit("xapp_token.throttled", ip=request.remote_addr, retry_after=wait)
+        raise TooManyAttempts(f"Too many attempts. Try again in {wait} seconds.", retry_after=wait)
     missing = [f for f in ("client_id", "client_secret") if not params.get(f)]
     if missing:
         raise ParamError.missing(*missing)
@@ -49,9 +61,7 @@ def xapp_token() -> tuple[Response, int]:
         "expires_at": format_ts(issued.row.expires_at),
         "_links": {},
     }
-    resp = jsonify(body)
-    resp.headers["Cache-Control"] = "no-store"
-    return resp, 201
+    return jsonify(body), 201, {"Cache-Control": "no-store"}
 
 
 def expire_access_token() -> Response:

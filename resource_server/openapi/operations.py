@@ -173,12 +173,19 @@ TOKEN_REQUEST = _body(
         **CLIENT,
         "grant_type": {
             "type": "string",
-            "enum": ["authorization_code", "credentials", "oauth_token"],
+            "enum": [
+                "authorization_code",
+                "client_credentials",
+                "credentials",
+                "oauth_token",
+                "password",
+            ],
         },
         "code": STR,
         "redirect_uri": STR,
         "code_verifier": STR,
         "email": STR,
+        "username": STR,
         "password": STR,
         "oauth_provider": {"type": "string", "enum": ["facebook", "twitter"]},
         "oauth_token": STR,
@@ -207,7 +214,7 @@ AUTH_API: dict[tuple[str, str], Op] = {
         requestBody=TOKEN_REQUEST,
     ),
     ("/oauth2/access_token", "get"): op(
-        "Exchange a grant for an access token (query string, for old clients)",
+        "Exchange a grant for an access token (old clients; secrets in the URL are refused)",
         {"200": _json(ref("AccessToken"), "Issued"), **OAUTH_ERRORS},
         parameters=[
             {"name": name, "in": "query", "schema": schema}
@@ -218,7 +225,7 @@ AUTH_API: dict[tuple[str, str], Op] = {
     ),
     ("/oauth2/revoke", "post"): op(
         "Revoke a token (RFC 7009)",
-        {"200": {"description": "Revoked, or unknown"}, **OAUTH_ERRORS},
+        {"200": _json({"type": "object"}, "Revoked, or unknown (an empty object)"), **OAUTH_ERRORS},
         requestBody=_body({**CLIENT, "token": STR, "token_type_hint": STR}, ["token"]),
     ),
     ("/oauth2/introspect", "post"): op(

@@ -98,11 +98,9 @@ def test_sign_in_with_the_keyboard_then_deny(
     with page.expect_request(f"{site.url}/cb?**") as request:
         page.keyboard.press("Enter")
     q = query(request.value.url)
-    assert q == {
-        "error": "access_denied",
-        "error_description": "The user denied access.",
-        "state": STATE,
-    }
+    assert q["error"] == "access_denied" and q["state"] == STATE
+    assert q["iss"] == combined_server.url  # RFC 9207
+    assert "code" not in q
 
 
 def test_focus_is_visible_and_tab_order_follows_the_form(

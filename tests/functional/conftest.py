@@ -228,10 +228,13 @@ def web() -> Iterator[requests.Session]:
 
 @pytest.fixture
 def account(clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings) -> Account:
-    """A user who owns an application that registered no redirect URI."""
+    """A user who owns an application with web, loopback and private-use redirect URIs."""
+    from tests.functional.authorize_support import ACCOUNT_REDIRECT_URIS
     from tests.pages import make_account  # tests.pages imports this module
 
-    return make_account(sessions, base_settings, name="Ada Owner")
+    return make_account(
+        sessions, base_settings, name="Ada Owner", redirect_uris=ACCOUNT_REDIRECT_URIS
+    )
 
 
 @pytest.fixture

@@ -78,7 +78,9 @@ class StubProvider:
         entry = self.facebook.get(token)
         if entry is None or req.args.get("appsecret_proof") != proof:
             return _json(start_response, 400, {"error": {"message": "invalid token"}})
-        return _json(start_response, 200, entry["user"])
+        # The Graph API answers the fields asked for (id by default), as far as it has them.
+        fields = req.args.get("fields", "id").split(",")
+        return _json(start_response, 200, {k: v for k, v in entry["user"].items() if k in fields})
 
     def _verify_credentials(self, req: Request, start_response: StartResponse) -> list[bytes]:
         header = req.headers.get("Authorization", "")
@@ -91,7 +93,12 @@ class StubProvider:
             expected, signed.signature or ""
         ):
             return _json(start_response, 401, {"errors": [{"code": 32}]})
-        return _json(start_response, 200, entry[1])
+        # Twitter gives the email only when asked, and only a verified one (the stub's users'
+        # emails are verified ones).
+        user = dict(entry[1])
+        if req.args.get("include_email") != "true":
+            user.pop("email", None)
+        return _json(start_response, 200, user)
 
 
 def _json(start_response: StartResponse, status: int, body: Any) -> list[bytes]:

@@ -206,13 +206,16 @@ def test_form_bodies_and_validation(oauth_server: LiveServer, signed_in: dict[st
         api(oauth_server),
         data={
             "name": "Form App",
-            "redirect_urls[]": ["artsy://oauth/callback", "http://127.0.0.1:8080/cb"],
+            "redirect_urls[]": ["net.artsy.app://oauth/callback", "http://127.0.0.1:8080/cb"],
         },
         headers=signed_in,
         timeout=10,
     )
     assert form.status_code == 201, form.text
-    assert form.json()["redirect_urls"] == ["artsy://oauth/callback", "http://127.0.0.1:8080/cb"]
+    assert form.json()["redirect_urls"] == [
+        "net.artsy.app://oauth/callback",
+        "http://127.0.0.1:8080/cb",
+    ]
     for payload in (
         {},
         {"name": "  "},

@@ -66,12 +66,12 @@ def test_no_offline_access_text_without_the_scope(
     base = combined_server.url
     sign_in(web, base, account.email)
     url = authorize_url(
-        base, client_id=account.client_id, redirect_uri="myapp://cb", response_type="code"
+        base, client_id=account.client_id, redirect_uri="com.example.app:/cb", response_type="code"
     )
     consent = web.get(url, allow_redirects=False)
     assert consent.status_code == 200
     assert "Offline access" not in consent.text and "60 days" in text(consent.text)
-    assert "form-action 'self' myapp:;" in consent.headers["Content-Security-Policy"]
+    assert "form-action 'self' com.example.app:;" in consent.headers["Content-Security-Policy"]
     assert "an app installed on this device" in text(consent.text)
 
 

@@ -141,7 +141,7 @@ def test_revoke_only_the_clients_own_tokens(
     other = make_world(sessions, oauth_settings)
     mine, theirs = user_token(oauth_server, world), user_token(oauth_server, other)
     r = revoke(oauth_server, world, theirs)
-    assert r.status_code == 200 and r.content == b""
+    assert r.status_code == 200 and r.json() == {}
     assert get_artists(resource_server, theirs) == 200  # not ours: left alone, silently
     assert revoke(oauth_server, world, mine).status_code == 200
     assert get_artists(resource_server, mine) == 401
@@ -194,7 +194,19 @@ def test_authorization_server_metadata(oauth_server: LiveServer) -> None:
     assert doc["token_endpoint"] == f"{base}/oauth2/access_token"
     assert doc["revocation_endpoint"] == f"{base}/oauth2/revoke"
     assert doc["introspection_endpoint"] == f"{base}/oauth2/introspect"
-    assert doc["grant_types_supported"] == ["authorization_code", "credentials", "oauth_token"]
+    assert doc["grant_types_supported"] == [
+        "authorization_code",
+        "client_credentials",
+        "credentials",
+        "oauth_token",
+        "password",
+    ]
+    assert doc["token_endpoint_auth_methods_supported"] == [
+        "client_secret_basic",
+        "client_secret_post",
+        "none",
+    ]
+    assert doc["authorization_response_iss_parameter_supported"] is True
     assert doc["code_challenge_methods_supported"] == ["S256"]
     assert doc["scopes_supported"] == ["offline_access"]
     assert doc["response_types_supported"] == ["code"]

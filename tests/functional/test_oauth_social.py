@@ -43,11 +43,18 @@ def stub(provider: StubProvider) -> Iterator[StubProvider]:
     provider.mode = "up"
 
 
-def facebook_user(stub: StubProvider, *, app_id: str = FB_APP_ID, email: str | None = None) -> str:
+def facebook_user(
+    stub: StubProvider,
+    *,
+    app_id: str = FB_APP_ID,
+    email: str | None = None,
+    verified: bool = False,
+    uid: str | None = None,
+) -> str:
     """Register a facebook token at the stub and return it."""
     token = secrets.token_urlsafe(24)
-    uid = str(secrets.randbelow(10**12))
-    user = {"id": uid, "name": "Frida Facebook"}
+    uid = uid or str(secrets.randbelow(10**12))
+    user: dict[str, object] = {"id": uid, "name": "Frida Facebook", "verified": verified}
     if email:
         user["email"] = email
     stub.facebook[token] = {"app_id": app_id, "user": user}
@@ -89,7 +96,7 @@ def test_facebook_creates_then_reuses_one_user(
     stub: StubProvider,
     sessions: sessionmaker[Session],
 ) -> None:
-    token = facebook_user(stub, email="frida@example.org")
+    token = facebook_user(stub, email="frida@example.org", verified=True)
     first = post(oauth_server, social(world, "facebook", token, scope="offline_access"))
     assert first.status_code == 200, first.text
     assert first.json()["scope"] == "offline_access"
@@ -101,6 +108,7 @@ def test_facebook_creates_then_reuses_one_user(
     with sessions() as s:
         user = s.scalars(select(User).where(User.email == "frida@example.org")).one()
         assert user.password_hash is None and user.name == "Frida Facebook"
+        assert user.email_verified_at is not None
 
 
 def test_facebook_token_of_another_app_or_invalid(
@@ -134,10 +142,15 @@ def test_twitter_signed_request(
 def test_never_linked_by_email(
     oauth_server: LiveServer, world: World, stub: StubProvider, sessions: sessionmaker[Session]
 ) -> None:
-    token = facebook_user(stub, email=world.email.upper())
+    token = facebook_user(stub, email=world.email.upper(), verified=True)
     r = post(oauth_server, social(world, "facebook", token))
-    assert "email" in assert_oauth_error(r, 400, "invalid_grant")["error_description"]
-    assert count(sessions, SocialIdentity) == 0 and count(sessions, User) == 1
+    assert r.status_code == 200, r.text
+    with sessions() as s:
+        ident = s.scalars(select(SocialIdentity)).one()
+        user = s.get_one(User, ident.user_id)
+    # A new account of its own, on a placeholder address: the existing one is not touched.
+    assert ident.user_id != world.user_id
+    assert user.email == f"facebook-{ident.provider_uid}@users.invalid"
 
 
 def test_parameter_errors(oauth_server: LiveServer, world: World) -> None:

@@ -53,7 +53,8 @@ def test_credentials_grant_default_lifetime_is_60_days(
     r = post(oauth_server, world.password_grant())
     assert r.status_code == 200, r.text
     body = r.json()
-    assert list(body) == ["access_token", "expires_in"]
+    assert list(body) == ["access_token", "token_type", "expires_in"]
+    assert body["token_type"] == "Bearer"  # every token response says so (RFC 6749 5.1)
     assert len(body["access_token"]) >= 43
     assert close_to(parse_ts(body["expires_in"]), 60 * DAY)
     assert r.headers["Cache-Control"] == "no-store" and r.headers["Pragma"] == "no-cache"
@@ -64,7 +65,7 @@ def test_offline_access_lasts_25_years_and_state_is_echoed(
 ) -> None:
     r = post(oauth_server, world.password_grant(scope="offline_access", state="xyz 1"))
     body = r.json()
-    assert list(body) == ["access_token", "expires_in", "scope", "state"]
+    assert list(body) == ["access_token", "token_type", "expires_in", "scope", "state"]
     assert body["scope"] == "offline_access" and body["state"] == "xyz 1"
     expires = parse_ts(body["expires_in"])
     years = (expires - datetime.now(UTC)).days / 365.25
@@ -101,16 +102,17 @@ def test_client_authentication_transports(oauth_server: LiveServer, world: World
         r = requests.post(url, data=grant, timeout=10)
     elif how == "json":
         r = requests.post(url, json=grant, timeout=10)
-    elif how == "query":  # everything but the password in the query string
-        password = grant.pop("password")
-        r = requests.post(url, params=grant, data={"password": password}, timeout=10)
+    elif how == "query":  # the client id and the grant in the query string, secrets in the body
+        body = {k: grant.pop(k) for k in ("client_secret", "password")}
+        r = requests.post(url, params=grant, data=body, timeout=10)
     elif how == "basic":
         body = {k: v for k, v in grant.items() if k not in ("client_id", "client_secret")}
         header = basic(world.client_id, world.client_secret)
         r = requests.post(url, data=body, headers={"Authorization": header}, timeout=10)
-    else:  # old clients GET the endpoint; a grant without a password works that way
+    else:  # old clients GET the endpoint: a client secret in the URL is refused
         r = requests.get(url, params={**world.creds, "grant_type": "oauth_token"}, timeout=10)
-        assert_oauth_error(r, 400, "invalid_request")  # authenticated, then the grant's check
+        body = assert_oauth_error(r, 400, "invalid_request")
+        assert "request body" in body["error_description"]
         return
     assert r.status_code == 200, r.text
 
@@ -143,7 +145,9 @@ def test_invalid_client(oauth_server: LiveServer, world: World) -> None:
     )
     assert_oauth_error(via_basic, 401, "invalid_client")
     assert via_basic.headers["WWW-Authenticate"].startswith("Basic ")
-    garbled = requests.post(url, headers={"Authorization": "Basic !!!"}, timeout=10)
+    garbled = requests.post(
+        url, data={"grant_type": "credentials"}, headers={"Authorization": "Basic !!!"}, timeout=10
+    )
     assert_oauth_error(garbled, 401, "invalid_client")
     both = requests.post(
         url,
@@ -165,7 +169,7 @@ def test_disabled_application_is_an_invalid_client(
 def test_grant_type_errors(oauth_server: LiveServer, world: World) -> None:
     missing = post(oauth_server, {**world.creds, "state": "st"})
     assert assert_oauth_error(missing, 400, "invalid_request")["state"] == "st"
-    unknown = post(oauth_server, {**world.creds, "grant_type": "client_credentials"})
+    unknown = post(oauth_server, {**world.creds, "grant_type": "refresh_token"})
     assert_oauth_error(unknown, 400, "unsupported_grant_type")
 
 

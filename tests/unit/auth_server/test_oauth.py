@@ -6,11 +6,12 @@ import logging
 from typing import Any
 
 import pytest
+from authlib.oauth2 import rfc9207
 from authlib.oauth2.rfc6749.errors import InvalidScopeError
 
+from auth_server.clients import grant_allowed
 from auth_server.codes import issue_code
 from auth_server.errors import ParamError
-from auth_server.grants import grant_allowed
 from auth_server.grants.oauth_token import placeholder_email
 from auth_server.inputs import is_clean, parse_bool
 from auth_server.oauth import parse_scope, token_ttl
@@ -74,8 +75,10 @@ def test_grants_are_open_unless_restricted_by_role() -> None:
 
 def test_metadata_is_valid_rfc_8414() -> None:
     doc = server_metadata("https://auth.example.org")
-    doc.validate()  # Authlib's RFC 8414 validation (https issuer, endpoints, methods)
+    # Authlib's RFC 8414 validation (https issuer, endpoints, methods), and RFC 9207's key.
+    doc.validate(metadata_classes=[rfc9207.AuthorizationServerMetadata])
     assert doc["code_challenge_methods_supported"] == ["S256"]
+    assert doc["authorization_response_iss_parameter_supported"] is True
 
 
 @pytest.mark.parametrize(

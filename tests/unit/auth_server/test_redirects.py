@@ -21,12 +21,14 @@ from auth_server.redirects import check_redirect_uri, parse_registered, parse_ta
         ("http://[::1]:9/cb", "loopback", "[::1]:9", "http://[::1]:9"),
         ("http://localhost/cb", "loopback", "localhost", "http://localhost"),
         ("com.example.app:/oauth2redirect", "app", "com.example.app:", "com.example.app:"),
-        ("myapp://cb", "app", "myapp://cb", "myapp:"),
+        ("com.example.app://cb", "app", "com.example.app://cb", "com.example.app:"),
     ],
 )
-def test_accepted_when_nothing_is_registered(uri: str, kind: str, display: str, csp: str) -> None:
-    target, reason = check_redirect_uri(uri, [])
+def test_accepted_when_registered(uri: str, kind: str, display: str, csp: str) -> None:
+    target, reason = parse_target(uri)
     assert target is not None, reason
+    assert check_redirect_uri(uri, [uri])[0] == target
+    assert check_redirect_uri(uri, [])[0] is None
     assert (target.kind, target.display, target.csp_source) == (kind, display, csp)
 
 
@@ -57,6 +59,8 @@ def test_accepted_when_nothing_is_registered(uri: str, kind: str, display: str, 
         "https://a.example:99999/",
         "https://a_b.example;x/",
         "myapp:",
+        "myapp://cb",  # a private-use scheme must be a reverse domain name (RFC 8252 7.1)
+        "com.example.app:",
         "https://a.example/" + "x" * 2000,
     ],
 )
@@ -66,25 +70,38 @@ def test_refused_whatever_is_registered(uri: str) -> None:
 
 
 def test_registered_uris_need_an_exact_match() -> None:
-    registered = ["https://a.example/cb", "myapp://cb"]
+    registered = ["https://a.example/cb", "com.example.app:/cb", "http://127.0.0.1/cb"]
     assert check_redirect_uri("https://a.example/cb", registered)[0] is not None
-    assert check_redirect_uri("myapp://cb", registered)[0] is not None
+    assert check_redirect_uri("com.example.app:/cb", registered)[0] is not None
     for near in (
         "https://a.example/cb/",
         "https://A.example/cb",
         "https://a.example/cb?x",
+        "https://a.example:443/cb",
         "https://b.example/",
+        "com.example.app:/cb2",
+        "http://127.0.0.1/cb/",
+        "http://localhost/cb",
+        "http://[::1]/cb",
     ):
         target, reason = check_redirect_uri(near, registered)
         assert target is None and "registered" in reason
 
 
+def test_a_loopback_uri_matches_on_any_port() -> None:
+    registered = ["http://127.0.0.1/cb", "http://[::1]:8000/cb"]
+    for uri in ("http://127.0.0.1:51234/cb", "http://127.0.0.1/cb", "http://[::1]:9/cb"):
+        assert check_redirect_uri(uri, registered)[0] is not None, uri
+    assert check_redirect_uri("https://127.0.0.1:51234/cb", registered)[0] is None
+
+
 def test_parse_registered_lists_each_problem() -> None:
     uris, problems = parse_registered(
-        "https://a.example/cb\n\n  myapp://cb  \nhttps://a.example/cb\njavascript:x\n"
+        "https://a.example/cb\n\n  com.example.app:/cb  \nhttps://a.example/cb\njavascript:x\n"
+        "myapp://cb\n"
     )
-    assert uris == ["https://a.example/cb", "myapp://cb"]
-    assert len(problems) == 1 and "javascript:" in problems[0]
+    assert uris == ["https://a.example/cb", "com.example.app:/cb"]
+    assert len(problems) == 2 and "javascript:" in problems[0] and "reverse-domain" in problems[1]
     _, too_many = parse_registered("\n".join(f"https://a.example/{i}" for i in range(11)))
     assert too_many == ["Register at most 10 redirect URIs."]
 

@@ -1,0 +1,87 @@
+"""Applications as Authlib sees its clients: authentication, grants, redirect URIs, scopes."""
+
+from __future__ import annotations
+
+from authlib.oauth2.rfc6749 import ClientMixin
+from sqlalchemy import select
+
+from auth_server.context import services
+from auth_server.inputs import is_clean
+from auth_server.oauth import parse_scope
+from auth_server.redirects import check_redirect_uri
+from common.models import Application
+from common.tokens import digests_match
+
+SECRET_METHODS = ("client_secret_basic", "client_secret_post")
+GRANT_ROLE = "grant:"
+# Grants that act for no user: only a client that can keep a secret may use them.
+CONFIDENTIAL_ONLY = frozenset({"client_credentials"})
+
+
+def grant_allowed(app: Application, grant_type: str) -> bool:
+    """Tell whether an application may use a grant.
+
+    Every grant is open by default (as in the reference API). An operator restricts an
+    application by giving it ``grant:<type>`` roles: then only those grants are allowed.
+    """
+    allowed = {r[len(GRANT_ROLE) :] for r in app.roles or [] if r.startswith(GRANT_ROLE)}
+    return not allowed or grant_type in allowed
+
+
+class OAuthClient(ClientMixin):
+    """An enabled application, with the checks Authlib's grants and endpoints ask of a client."""
+
+    def __init__(self, app: Application) -> None:
+        self.app = app
+
+    @property
+    def public(self) -> bool:
+        """Tell whether the application holds no secret (a native or browser app)."""
+        return bool(self.app.public_client)
+
+    def get_client_id(self) -> str:
+        """Return the client id."""
+        return self.app.client_id
+
+    def get_default_redirect_uri(self) -> None:
+        """Return None: every authorization request names its redirect URI (RFC 9700 2.1)."""
+        return None
+
+    def get_allowed_scope(self, scope: str | None) -> str:
+        """Return the normalised scope; every application may ask for every scope."""
+        return parse_scope(scope) or ""
+
+    def check_redirect_uri(self, redirect_uri: str) -> bool:
+        """Tell whether the URI matches one the application registered."""
+        return check_redirect_uri(redirect_uri, list(self.app.redirect_uris or []))[0] is not None
+
+    def check_client_secret(self, client_secret: str) -> bool:
+        """Compare a presented secret with the stored digest, in constant time."""
+        if self.public or not is_clean(client_secret, 200):
+            return False
+        return digests_match(client_secret, self.app.client_secret_digest)
+
+    def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
+        """A public client authenticates with ``none`` only; any other with its secret."""
+        return method == "none" if self.public else method in SECRET_METHODS
+
+    def check_response_type(self, response_type: str) -> bool:
+        """Every application may use the code flow (its redirect URIs decide where it goes)."""
+        return response_type == "code"
+
+    def check_grant_type(self, grant_type: str) -> bool:
+        """Apply the operator's ``grant:`` roles, and keep public clients off secret-only grants."""
+        if self.public and grant_type in CONFIDENTIAL_ONLY:
+            return False
+        return grant_allowed(self.app, grant_type)
+
+
+def query_client(client_id: str | None) -> OAuthClient | None:
+    """Return the enabled application with this client id, or None."""
+    if not client_id or not is_clean(client_id, 64):
+        return None  # a NUL byte or a lone surrogate would make PostgreSQL refuse the query
+    with services().stores.reads() as session:
+        app = session.scalar(select(Application).where(Application.client_id == client_id))
+    if app is None or not app.enabled:
+        return None
+    return OAuthClient(app)

@@ -1,0 +1,32 @@
+"""``grant_type=client_credentials``: an application (XAPP) token, throttled before any check."""
+
+from __future__ import annotations
+
+from authlib.oauth2.rfc6749 import grants
+from authlib.oauth2.rfc6749.errors import InvalidScopeError
+from flask import request
+
+from auth_server.oauth import SlowDownError
+from auth_server.xapp_throttle import xapp_throttle
+
+
+class XappGrant(grants.ClientCredentialsGrant):
+    """The standard grant for the reference API's XAPP tokens (they act for no user)."""
+
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+    def validate_token_request(self) -> None:
+        """Count the attempt per client and per IP, then authenticate the client (Authlib)."""
+        client_id = self.request.payload.client_id or basic_client_id()
+        wait = xapp_throttle().hit(client_id=client_id or "", ip=request.remote_addr or "")
+        if wait is not None:
+            raise SlowDownError(wait)
+        if self.request.payload.scope:
+            raise InvalidScopeError(description="Application tokens take no scope.")
+        super().validate_token_request()
+
+
+def basic_client_id() -> str | None:
+    """Return the client id of HTTP Basic credentials, if any."""
+    auth = request.authorization
+    return auth.username if auth is not None and auth.type == "basic" else None

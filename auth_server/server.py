@@ -1,0 +1,296 @@
+"""The OAuth 2 authorization server: Authlib's Flask server with our grants, clients and tokens.
+
+What is ours: requests read from a query string, a form or a JSON body (the reference API took
+all three); one client authentication method per request; opaque tokens hashed at rest and
+published to Redis; the reference API's response shape (``expires_in`` as a timestamp) unless the
+application asked for RFC 6749's; the audit log; errors as ``{error, error_description[, state]}``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+from urllib.parse import unquote
+
+from authlib.integrations.flask_oauth2 import AuthorizationServer
+from authlib.oauth2.rfc6749 import OAuth2Payload, OAuth2Request
+from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidRequestError, OAuth2Error
+from authlib.oauth2.rfc9207 import IssuerParameter
+from flask import Flask, current_app, g, request
+from sqlalchemy.orm import Session
+from werkzeug.datastructures import MultiDict
+
+from auth_server.audit import audit
+from auth_server.clients import OAuthClient, query_client
+from auth_server.context import services
+from auth_server.errors import APIError
+from auth_server.inputs import is_clean
+from auth_server.oauth import BAD_CLIENT, error_response, parse_scope, token_ttl
+from auth_server.params import request_params
+from common.ids import format_ts
+
+EXTENSION_KEY = "artcat.oauth_server"
+# A stand-in for Authlib's per-request https check: TLS is the deployment's business (PUBLIC_URL
+# https, HSTS at the proxy). Behind a TLS-terminating proxy this app sees plain http, so the check
+# would refuse every request there.
+_TRANSPORT_CHECKED_ELSEWHERE = "https://transport.invalid/"
+# Parameters named in error descriptions; any other name is user-controlled text.
+KNOWN_PARAMS = frozenset(
+    {
+        "client_id",
+        "client_secret",
+        "grant_type",
+        "scope",
+        "state",
+        "code",
+        "redirect_uri",
+        "code_verifier",
+        "email",
+        "username",
+        "password",
+        "oauth_provider",
+        "oauth_token",
+        "oauth_token_secret",
+        "token",
+        "token_type_hint",
+        "response_type",
+        "code_challenge",
+        "code_challenge_method",
+    }
+)
+
+
+class Payload(OAuth2Payload):
+    """The parameters of a request: query string, then form or JSON body (the body wins)."""
+
+    def __init__(self, data: dict[str, str], datalist: dict[str, list[str]]) -> None:
+        self._data = data
+        self._datalist = datalist
+
+    @property
+    def data(self) -> dict[str, str]:
+        """Return one value per parameter."""
+        return self._data
+
+    @property
+    def datalist(self) -> dict[str, list[str]]:
+        """Return every value of every parameter (to refuse repeated ones)."""
+        return self._datalist
+
+
+class OAuthRequest(OAuth2Request):
+    """An OAuth request read the reference API's way; empty parameters count as absent."""
+
+    def __init__(self) -> None:
+        super().__init__(request.method, _TRANSPORT_CHECKED_ELSEWHERE, headers=request.headers)
+        self.uri = request.url
+        try:
+            raw = request_params(request)
+        except APIError:
+            raise InvalidRequestError(
+                description="The request body is not a JSON object."
+            ) from None
+        state = raw.get("state")
+        if state and is_clean(state):
+            g.oauth_state = state  # echoed in the error body, whatever goes wrong next
+        data: dict[str, str] = {}
+        for name, value in raw.items():
+            if not is_clean(value) or not is_clean(name, 200):
+                what = f"The {name} parameter" if name in KNOWN_PARAMS else "A parameter"
+                raise InvalidRequestError(description=f"{what} is malformed.")
+            if value != "":  # RFC 6749 3.1: a parameter without a value is an omitted one
+                data[name] = value
+        datalist: dict[str, list[str]] = {}
+        for source in (request.args, request.form):
+            for name, values in MultiDict(source).lists():
+                datalist.setdefault(name, []).extend(v for v in values if v != "")
+        self.payload = Payload(data, datalist)
+        self._form = data
+
+    @property
+    def args(self) -> Any:
+        """Return the query string."""
+        return request.args
+
+    @property
+    def form(self) -> dict[str, str]:
+        """Return every parameter (Authlib's grants read the token request from here)."""
+        return self._form
+
+
+def request_db(oauth_request: OAuth2Request) -> Session:
+    """Return the database session of this request's transaction (closed after the request)."""
+    db: Session | None = g.get("oauth_db")
+    if db is None:
+        db = services().stores.sessions()
+        g.oauth_db = db
+    return db
+
+
+def _close_request_db(_exc: BaseException | None) -> None:
+    db: Session | None = g.pop("oauth_db", None)
+    if db is not None:
+        db.close()  # rolls back whatever a failed request left uncommitted
+
+
+class Server(AuthorizationServer):
+    """Authlib's Flask authorization server with our requests, clients, tokens and errors."""
+
+    def create_oauth2_request(self, _request: object) -> OAuthRequest:
+        """Read the current Flask request."""
+        return OAuthRequest()
+
+    def get_token_grant(self, oauth_request: OAuth2Request) -> Any:
+        """Find the grant; a request without grant_type or by GET is malformed, not unsupported."""
+        if oauth_request.method != "POST":
+            # RFC 6749 3.2. The reference API's old clients sent GETs with every secret in the URL.
+            raise InvalidRequestError(description="Send token requests with POST.")
+        if not oauth_request.payload.grant_type:
+            raise InvalidRequestError(description="The grant_type parameter is required.")
+        return super().get_token_grant(oauth_request)
+
+    def authenticate_client(
+        self, oauth_request: OAuth2Request, methods: list[str], endpoint: str = "token"
+    ) -> OAuthClient:
+        """Authenticate with exactly one method (RFC 6749 2.3); audit every failure."""
+        form = oauth_request.form
+        basic = basic_credentials(oauth_request.headers.get("Authorization", ""))
+        if basic is not None and (
+            "client_secret" in form or form.get("client_id", basic[0]) != basic[0]
+        ):
+            raise InvalidRequestError(description="Use one client authentication method only.")
+        try:
+            if basic == ("", ""):
+                raise InvalidClientError(description="The Basic credentials are malformed.")
+            client: OAuthClient = super().authenticate_client(oauth_request, methods, endpoint)
+        except InvalidClientError:
+            client_id = (basic or (form.get("client_id", ""), ""))[0]
+            audit("client.auth_failed", client_id=client_id[:64], ip=request.remote_addr)
+            raise InvalidClientError(description=BAD_CLIENT, status_code=401) from None
+        return client
+
+    def validate_requested_scope(self, scope: str | None) -> None:
+        """Refuse scopes other than offline_access (invalid_scope, with a description)."""
+        parse_scope(scope)
+
+    def generate_token(
+        self,
+        grant_type: str,
+        client: OAuthClient,
+        user: Any = None,
+        scope: str | None = None,
+        expires_in: int | None = None,
+        include_refresh_token: bool = True,
+    ) -> dict[str, Any]:
+        """Describe the token to issue; ``save_token`` issues it (no refresh tokens here)."""
+        scope = client.get_allowed_scope(scope)
+        settings = services().settings
+        xapp = user is None
+        ttl = settings.xapp_token_ttl if xapp else token_ttl(settings, scope)
+        token: dict[str, Any] = {"token_type": "Bearer", "expires_in": expires_in or ttl}
+        if scope:
+            token["scope"] = scope
+        return token
+
+    def save_token(self, token: dict[str, Any], oauth_request: OAuth2Request) -> None:
+        """Issue the token in the request's transaction, publish it, commit, then shape the answer.
+
+        It is published before the commit on purpose: an expiry that can see the row (a replayed
+        code, a deleted application) runs after the commit, so its tombstone always lands after
+        this record. Published after the commit, a plain SET could overwrite that tombstone.
+        """
+        svc = services()
+        client: OAuthClient = oauth_request.client
+        user = oauth_request.user
+        code = oauth_request.authorization_code
+        db = request_db(oauth_request)
+        issued = svc.stores.tokens.issue(
+            db,
+            kind="access" if user is not None else "xapp",
+            application_id=client.app.id,
+            user_id=user.id if user is not None else None,
+            ttl=token["expires_in"],
+            scope=token.get("scope", ""),
+            code_id=code.id if code is not None else None,
+        )
+        svc.stores.tokens.publish(issued.row)
+        db.commit()
+        row = issued.row
+        audit(
+            "token.issued",
+            grant=oauth_request.payload.grant_type,
+            token_id=row.id,
+            application_id=row.application_id,
+            user_id=row.user_id,
+            scope=row.scope,
+            expires_at=format_ts(row.expires_at),
+            ip=request.remote_addr,
+        )
+        body: dict[str, Any] = {"access_token": issued.value, "token_type": "Bearer"}
+        if client.app.standard_token_response:
+            body["expires_in"] = token["expires_in"]
+        else:
+            body["expires_in"] = format_ts(row.expires_at)  # the reference API's timestamp
+        if row.scope:
+            body["scope"] = row.scope
+        if oauth_request.payload.state:
+            body["state"] = oauth_request.payload.state
+        token.clear()
+        token.update(body)
+
+    def handle_error_response(self, oauth_request: OAuth2Request, error: OAuth2Error) -> Any:
+        """Answer an error: a redirect to a validated client URI, else our JSON body."""
+        if error.redirect_uri:
+            return super().handle_error_response(oauth_request, error)
+        return self.handle_response(*error_response(error, oauth_request.payload.state))
+
+
+class Issuer(IssuerParameter):
+    """RFC 9207: every authorization response names the issuer."""
+
+    def get_issuer(self) -> str:
+        """Return this server's issuer."""
+        from auth_server.views.discovery import issuer
+
+        return issuer()
+
+
+def basic_credentials(header: str) -> tuple[str, str] | None:
+    """Return Basic credentials; ``("", "")`` when malformed; None for another scheme.
+
+    Authlib's own parser lets undecodable bytes through as an exception (a 500).
+    """
+    if header[:6].lower() != "basic ":
+        return None
+    try:
+        decoded = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return "", ""
+    client_id, sep, secret = decoded.partition(":")
+    # RFC 6749 2.3.1: the id and secret are form-encoded before Basic encoding.
+    client_id, secret = unquote(client_id), unquote(secret)
+    if not sep or not client_id or not secret or not (is_clean(client_id) and is_clean(secret)):
+        return "", ""
+    return client_id, secret
+
+
+def build(app: Flask) -> Server:
+    """Create the server with every grant and endpoint, and keep it on the app."""
+    from auth_server import endpoints, grants
+
+    server = Server(app, query_client=query_client)
+    for grant, extensions in grants.registered():
+        server.register_grant(grant, extensions)
+    server.register_endpoint(endpoints.Revocation)
+    server.register_endpoint(endpoints.Introspection)
+    server.register_extension(Issuer())
+    app.teardown_request(_close_request_db)
+    app.extensions[EXTENSION_KEY] = server
+    return server
+
+
+def authorization_server() -> Server:
+    """Return the current app's authorization server."""
+    server: Server = current_app.extensions[EXTENSION_KEY]
+    return server

@@ -1,0 +1,154 @@
+"""M4: social pre-account takeover, attacked through the ``oauth_token`` grant.
+
+A provider account whose email is unverified (or merely equal to a victim's) must never be
+linked to the victim's account; a new identity gets a new account, on the provider's email only
+when the provider verified it and nobody has it, else on an undeliverable placeholder. Someone
+squatting on a placeholder address must not break (500) or capture the later social sign-in.
+Each attack runs over real HTTP against the auth server and a local stub provider.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from common.models import SocialIdentity, User
+from common.settings import AuthSettings
+from common.stores import Stores
+from tests import factories
+from tests.functional.conftest import LiveServer
+from tests.functional.oauth_support import (
+    FB_APP_ID,
+    StubProvider,
+    World,
+    oauth_server,
+    oauth_settings,
+    post,
+    provider,
+    world,
+)
+
+__all__ = ["oauth_server", "oauth_settings", "provider", "world"]
+
+
+@pytest.fixture
+def stub(provider: StubProvider) -> Iterator[StubProvider]:
+    """The stub provider, up."""
+    provider.mode = "up"
+    yield provider
+
+
+def facebook_account(
+    stub: StubProvider, *, email: str | None, verified: bool, uid: str | None = None
+) -> tuple[str, str]:
+    """Open an account at the stub facebook; return its user token and uid."""
+    token, uid = secrets.token_urlsafe(24), uid or str(secrets.randbelow(10**12))
+    user: dict[str, object] = {"id": uid, "name": "Mallory", "verified": verified}
+    if email is not None:
+        user["email"] = email
+    stub.facebook[token] = {"app_id": FB_APP_ID, "user": user}
+    return token, uid
+
+
+def social_sign_in(live: LiveServer, w: World, token: str) -> str:
+    """Sign in with a facebook token through the client app; return the access token."""
+    r = post(
+        live,
+        {
+            **w.creds,
+            "grant_type": "oauth_token",
+            "oauth_provider": "facebook",
+            "oauth_token": token,
+        },
+    )
+    assert r.status_code == 200, r.text
+    return str(r.json()["access_token"])
+
+
+def owner(stores: Stores, access_token: str) -> str:
+    """Return the user an access token acts for."""
+    record = stores.tokens.lookup(access_token)
+    assert record is not None and record.user_id is not None
+    return record.user_id
+
+
+def account_of(sessions: sessionmaker[Session], user_id: str) -> User:
+    """Return a user row."""
+    with sessions() as s:
+        return s.get_one(User, user_id)
+
+
+@pytest.mark.parametrize("verified", [False, True], ids=["unverified", "verified"])
+def test_a_provider_email_equal_to_the_victims_does_not_give_the_victims_account(
+    oauth_server: LiveServer,
+    world: World,
+    stub: StubProvider,
+    stores: Stores,
+    sessions: sessionmaker[Session],
+    verified: bool,
+) -> None:
+    # The victim's account exists first (``world``); the attacker's facebook account claims the
+    # victim's address, verified or not.
+    token, uid = facebook_account(stub, email=world.email.upper(), verified=verified)
+    access = social_sign_in(oauth_server, world, token)
+    attacker = owner(stores, access)
+    assert attacker != world.user_id
+    assert account_of(sessions, attacker).email == f"facebook-{uid}@users.invalid"
+    with sessions() as s:
+        linked = s.scalars(select(SocialIdentity.user_id)).all()
+    assert linked == [attacker]  # nothing linked to the victim
+
+
+def test_an_unverified_email_claimed_before_the_victim_signs_up_stays_unclaimed(
+    oauth_server: LiveServer,
+    world: World,
+    stub: StubProvider,
+    stores: Stores,
+    sessions: sessionmaker[Session],
+    oauth_settings: AuthSettings,
+) -> None:
+    victim_email = "victim@example.org"
+    token, _ = facebook_account(stub, email=victim_email, verified=False)
+    attacker = owner(stores, social_sign_in(oauth_server, world, token))
+    # The attacker's account did not take the address: the victim can still sign up with it,
+    # and the attacker's next sign-in lands in the attacker's own account, not the victim's.
+    assert account_of(sessions, attacker).email != victim_email
+    with sessions() as s, s.begin():
+        victim = factories.user(s, oauth_settings, email=victim_email).id
+    assert owner(stores, social_sign_in(oauth_server, world, token)) == attacker != victim
+
+
+def test_a_verified_free_email_is_taken(
+    oauth_server: LiveServer,
+    world: World,
+    stub: StubProvider,
+    stores: Stores,
+    sessions: sessionmaker[Session],
+) -> None:
+    token, _ = facebook_account(stub, email="frida@example.org", verified=True)
+    user = account_of(sessions, owner(stores, social_sign_in(oauth_server, world, token)))
+    assert user.email == "frida@example.org" and user.email_verified_at is not None
+
+
+def test_a_squatted_placeholder_address_neither_fails_nor_captures_the_sign_in(
+    oauth_server: LiveServer,
+    world: World,
+    stub: StubProvider,
+    stores: Stores,
+    sessions: sessionmaker[Session],
+    oauth_settings: AuthSettings,
+) -> None:
+    uid = str(secrets.randbelow(10**12))
+    with sessions() as s, s.begin():
+        squatter = factories.user(
+            s, oauth_settings, email=f"facebook-{uid}@users.invalid", password="squatter pw 1"
+        ).id
+    token, _ = facebook_account(stub, email=None, verified=False, uid=uid)
+    user_id = owner(stores, social_sign_in(oauth_server, world, token))  # was a 500
+    assert user_id != squatter
+    email = account_of(sessions, user_id).email
+    assert email.startswith(f"facebook-{uid}-") and email.endswith("@users.invalid")
