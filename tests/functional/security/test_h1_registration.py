@@ -38,14 +38,7 @@ REFUSED = [
     pytest.param("https://user@x.example/cb", "user", id="userinfo"),
     pytest.param("file:///etc/passwd", "file", id="file"),
     pytest.param("//x.example/cb", "absolute", id="relative"),
-    pytest.param(
-        "myapp:/callback",
-        "",
-        id="bare-custom-scheme",
-        # The registration policy (auth_server.redirects.parse_registered) is being tightened
-        # to private-use schemes in reverse-domain form (RFC 8252 7.1); until then it passes.
-        marks=pytest.mark.xfail(reason="parse_registered still accepts a bare scheme"),
-    ),
+    pytest.param("myapp:/callback", "reverse-domain", id="bare-custom-scheme"),
 ]
 
 
