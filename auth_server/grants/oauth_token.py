@@ -1,10 +1,12 @@
 """``grant_type=oauth_token``: a facebook or twitter token, verified with the provider.
 
-A provider identity is linked to exactly one user; a new identity gets a new user. An identity
-is never linked to an existing account by email: whoever registered an address first (here, or
-at the provider without verifying it) would otherwise get the other's account. A new account
-takes the provider's email only when the provider verified it and no account has it; otherwise
-an undeliverable placeholder address.
+A provider identity is linked to exactly one user. A new identity whose email belongs to an
+account is linked to it only when both sides proved the mailbox: the provider verified the email
+and the account confirmed it here (a confirmation link, or a password reset). Otherwise whoever
+registered the address first, here or at the provider without verifying it, would get the
+other's account: the grant is refused and the user told to sign in with the password. A new
+identity with no account gets a new user, on the provider's email when the provider verified it,
+else on an undeliverable placeholder address.
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ from auth_server.server import request_db
 from auth_server.social import PROVIDERS, ProviderError, ProviderIdentity, configured, verify
 from common.ids import new_id, utcnow
 from common.models import SocialIdentity, User
+
+EMAIL_TAKEN = (
+    "An account already uses the email address of this {provider} account. Sign in with that "
+    "account's email and password; once its address is confirmed, signing in with {provider} "
+    "links the two."
+)
 
 
 class SocialGrant(grants.BaseGrant, grants.TokenEndpointMixin):
@@ -102,9 +110,12 @@ def find_or_create_user(session: Session, svc: AuthServices, identity: ProviderI
         if user is None or not user.enabled:
             raise InvalidGrantError(description="This account is disabled.")
         return user
+    existing = account_with_email(session, identity)
+    if existing is not None:
+        return link(session, existing, identity)
     name = identity.name if is_clean(identity.name, 200) and identity.name else None
     name = name or f"{identity.provider.capitalize()} user"
-    email = usable_email(session, identity)
+    email = usable_email(identity)
     user = create_user(
         session,
         svc.hasher,
@@ -114,29 +125,37 @@ def find_or_create_user(session: Session, svc: AuthServices, identity: ProviderI
     )
     if email:
         user.email_verified_at = utcnow()  # the provider verified it
-    session.add(
-        SocialIdentity(
-            id=new_id(),
-            user_id=user.id,
-            provider=identity.provider,
-            provider_uid=identity.uid,
-            created_at=utcnow(),
-        )
-    )
-    session.flush()
+    add_identity(session, user, identity)
     audit("user.created", user_id=user.id, via=identity.provider, verified_email=bool(email))
     return user
 
 
-def usable_email(session: Session, identity: ProviderIdentity) -> str | None:
-    """Return the provider's email when it is verified, well formed and nobody's yet."""
+def usable_email(identity: ProviderIdentity) -> str | None:
+    """Return the provider's email when it is verified and well formed."""
     email = identity.email
     if not email or not identity.email_verified or not is_clean(email, 320) or "@" not in email:
         return None
-    if find_user_by_email(session, email) is not None:
-        audit("signin.new_account", provider=identity.provider, reason="email_taken")
-        return None
     return email
+
+
+def account_with_email(session: Session, identity: ProviderIdentity) -> User | None:
+    """Return the account that already uses the provider's email, if any."""
+    email = identity.email
+    if not email or not is_clean(email, 320) or "@" not in email:
+        return None
+    return find_user_by_email(session, email)
+
+
+def link(session: Session, user: User, identity: ProviderIdentity) -> User:
+    """Link a new identity to the account with its email, when both sides proved the mailbox."""
+    if not (identity.email_verified and user.email_verified_at is not None):
+        audit("signin.refused", grant="oauth_token", provider=identity.provider, reason="email")
+        raise InvalidGrantError(description=EMAIL_TAKEN.format(provider=identity.provider))
+    if not user.enabled:
+        raise InvalidGrantError(description="This account is disabled.")
+    add_identity(session, user, identity)
+    audit("social.linked", user_id=user.id, via=identity.provider)
+    return user
 
 
 def placeholder_email(identity: ProviderIdentity) -> str:
@@ -151,3 +170,17 @@ def free_placeholder(session: Session, identity: ProviderIdentity) -> str:
     if find_user_by_email(session, email) is None:
         return email
     return email.replace("@", f"-{secrets.token_hex(6)}@")
+
+
+def add_identity(session: Session, user: User, identity: ProviderIdentity) -> None:
+    """Link a provider identity to a user (unique per provider and uid)."""
+    session.add(
+        SocialIdentity(
+            id=new_id(),
+            user_id=user.id,
+            provider=identity.provider,
+            provider_uid=identity.uid,
+            created_at=utcnow(),
+        )
+    )
+    session.flush()

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from common.ids import utcnow
 from common.models import SocialIdentity, User
 from common.settings import AuthSettings
 from common.stores import Stores
@@ -139,18 +140,27 @@ def test_twitter_signed_request(
     assert_oauth_error(missing, 400, "invalid_request")
 
 
-def test_never_linked_by_email(
+def test_linked_by_email_only_when_both_sides_proved_the_mailbox(
     oauth_server: LiveServer, world: World, stub: StubProvider, sessions: sessionmaker[Session]
 ) -> None:
+    # The account has not confirmed its address here: a verified provider email is not enough.
     token = facebook_user(stub, email=world.email.upper(), verified=True)
+    r = post(oauth_server, social(world, "facebook", token))
+    assert r.status_code == 400 and r.json()["error"] == "invalid_grant", r.text
+    assert "Sign in with that account's email and password" in r.json()["error_description"]
+    assert count(sessions, SocialIdentity) == 0
+    with sessions() as s, s.begin():
+        s.get_one(User, world.user_id).email_verified_at = utcnow()
+    # Confirmed here, but not at the provider: still refused.
+    unverified = facebook_user(stub, email=world.email, verified=False)
+    r = post(oauth_server, social(world, "facebook", unverified))
+    assert r.status_code == 400 and r.json()["error"] == "invalid_grant", r.text
+    # Both sides proved the mailbox: the identity joins the account.
     r = post(oauth_server, social(world, "facebook", token))
     assert r.status_code == 200, r.text
     with sessions() as s:
         ident = s.scalars(select(SocialIdentity)).one()
-        user = s.get_one(User, ident.user_id)
-    # A new account of its own, on a placeholder address: the existing one is not touched.
-    assert ident.user_id != world.user_id
-    assert user.email == f"facebook-{ident.provider_uid}@users.invalid"
+    assert ident.user_id == world.user_id
 
 
 def test_parameter_errors(oauth_server: LiveServer, world: World) -> None:

@@ -1,9 +1,13 @@
 """M4: social pre-account takeover, attacked through the ``oauth_token`` grant.
 
-A provider account whose email is unverified (or merely equal to a victim's) must never be
-linked to the victim's account; a new identity gets a new account, on the provider's email only
-when the provider verified it and nobody has it, else on an undeliverable placeholder. Someone
-squatting on a placeholder address must not break (500) or capture the later social sign-in.
+A provider account whose email equals an account's is linked to that account only when both
+sides proved the mailbox (the provider verified the email, the account confirmed it here);
+otherwise the grant is refused. Someone who signs up first with a victim's address therefore
+never receives the victim's later social sign-in, and a provider account with an unverified copy
+of the victim's address never reaches the victim's account. A new identity gets a new account,
+on the provider's email only when the provider verified it, else on an undeliverable
+placeholder. Someone squatting on a placeholder address must not break (500) or capture the
+later social sign-in.
 Each attack runs over real HTTP against the auth server and a local stub provider.
 """
 
@@ -13,9 +17,10 @@ import secrets
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from common.ids import utcnow
 from common.models import SocialIdentity, User
 from common.settings import AuthSettings
 from common.stores import Stores
@@ -54,17 +59,19 @@ def facebook_account(
     return token, uid
 
 
+def grant(w: World, token: str) -> dict[str, str]:
+    """Return the parameters of a facebook sign-in through the client app."""
+    return {
+        **w.creds,
+        "grant_type": "oauth_token",
+        "oauth_provider": "facebook",
+        "oauth_token": token,
+    }
+
+
 def social_sign_in(live: LiveServer, w: World, token: str) -> str:
     """Sign in with a facebook token through the client app; return the access token."""
-    r = post(
-        live,
-        {
-            **w.creds,
-            "grant_type": "oauth_token",
-            "oauth_provider": "facebook",
-            "oauth_token": token,
-        },
-    )
+    r = post(live, grant(w, token))
     assert r.status_code == 200, r.text
     return str(r.json()["access_token"])
 
@@ -82,25 +89,63 @@ def account_of(sessions: sessionmaker[Session], user_id: str) -> User:
         return s.get_one(User, user_id)
 
 
+def refused(live: LiveServer, w: World, token: str) -> None:
+    """Assert a social sign-in is refused with invalid_grant."""
+    r = post(
+        live,
+        {
+            **w.creds,
+            "grant_type": "oauth_token",
+            "oauth_provider": "facebook",
+            "oauth_token": token,
+        },
+    )
+    assert r.status_code == 400 and r.json()["error"] == "invalid_grant", r.text
+
+
 @pytest.mark.parametrize("verified", [False, True], ids=["unverified", "verified"])
-def test_a_provider_email_equal_to_the_victims_does_not_give_the_victims_account(
+def test_a_provider_email_equal_to_an_unconfirmed_account_reaches_nobody(
+    oauth_server: LiveServer,
+    world: World,
+    stub: StubProvider,
+    sessions: sessionmaker[Session],
+    verified: bool,
+) -> None:
+    # The account (``world``) signed up first and never confirmed its address: it may be an
+    # attacker's squat on the victim's address, or the victim's own. A facebook account showing
+    # that address, verified or not, is linked to it neither way.
+    token, _ = facebook_account(stub, email=world.email.upper(), verified=verified)
+    refused(oauth_server, world, token)
+    with sessions() as s:
+        assert s.scalars(select(SocialIdentity)).all() == []
+        assert s.scalar(select(func.count()).select_from(User)) == 1  # no account made either
+
+
+def test_an_unverified_provider_email_never_reaches_a_confirmed_account(
+    oauth_server: LiveServer,
+    world: World,
+    stub: StubProvider,
+    sessions: sessionmaker[Session],
+) -> None:
+    with sessions() as s, s.begin():
+        s.get_one(User, world.user_id).email_verified_at = utcnow()
+    token, _ = facebook_account(stub, email=world.email, verified=False)
+    refused(oauth_server, world, token)
+    with sessions() as s:
+        assert s.scalars(select(SocialIdentity)).all() == []
+
+
+def test_both_sides_verified_links_the_owners_identity(
     oauth_server: LiveServer,
     world: World,
     stub: StubProvider,
     stores: Stores,
     sessions: sessionmaker[Session],
-    verified: bool,
 ) -> None:
-    # The victim's account exists first (``world``); the attacker's facebook account claims the
-    # victim's address, verified or not.
-    token, uid = facebook_account(stub, email=world.email.upper(), verified=verified)
-    access = social_sign_in(oauth_server, world, token)
-    attacker = owner(stores, access)
-    assert attacker != world.user_id
-    assert account_of(sessions, attacker).email == f"facebook-{uid}@users.invalid"
-    with sessions() as s:
-        linked = s.scalars(select(SocialIdentity.user_id)).all()
-    assert linked == [attacker]  # nothing linked to the victim
+    with sessions() as s, s.begin():
+        s.get_one(User, world.user_id).email_verified_at = utcnow()
+    token, _ = facebook_account(stub, email=world.email, verified=True)
+    assert owner(stores, social_sign_in(oauth_server, world, token)) == world.user_id
 
 
 def test_an_unverified_email_claimed_before_the_victim_signs_up_stays_unclaimed(
