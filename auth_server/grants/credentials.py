@@ -60,10 +60,11 @@ class PasswordGrant(grants.ResourceOwnerPasswordCredentialsGrant):
         ip = request.remote_addr or ""
         grant = self.GRANT_TYPE
         email = username.strip()
-        wait = login_throttle().hit(ip=ip, account=email)
-        if wait is not None:
-            audit("signin.throttled", grant=grant, ip=ip, retry_after=wait)
-            raise SlowDownError(wait)
+        throttle = login_throttle()
+        attempt = throttle.attempt(ip=ip, account=email)
+        if attempt.wait is not None:
+            audit("signin.throttled", grant=grant, ip=ip, retry_after=attempt.wait)
+            raise SlowDownError(attempt.wait)
         db = request_db(self.request)
         user = find_user_by_email(db, email)
         stored = user.password_hash if user is not None and user.password_hash else None
@@ -81,6 +82,7 @@ class PasswordGrant(grants.ResourceOwnerPasswordCredentialsGrant):
         if not user.enabled:
             audit("signin.failed", grant=grant, reason="disabled", user_id=user.id, ip=ip)
             raise InvalidGrantError(description="This account is disabled.")
+        throttle.forgive(attempt)  # one budget with the sign-in page: failures alone use it
         if svc.hasher.check_needs_rehash(stored):
             # Stronger parameters were configured since this password was set; committed with
             # the token.

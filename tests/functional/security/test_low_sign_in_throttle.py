@@ -162,3 +162,11 @@ def test_right_passwords_at_the_page_do_not_use_up_the_budget(
         with requests.Session() as web:
             assert sign_in(web, three.url, world.email, PASSWORD).status_code == 302
     assert page_attempt(three, world.email, WRONG)() == 400
+
+
+def test_right_passwords_at_the_grant_do_not_use_up_the_budget(
+    three: LiveServer, world: World
+) -> None:
+    for _ in range(5):
+        assert grant_attempt(three, world, PASSWORD)() == 200
+    assert grant_attempt(three, world, WRONG)() == 400
