@@ -25,7 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from auth_server.accounts import create_user, find_user_by_email
+from auth_server.accounts import AccountError, create_user, find_user_by_email
 from auth_server.audit import audit
 from auth_server.context import AuthServices, services
 from auth_server.inputs import is_clean
@@ -79,8 +79,9 @@ class SocialGrant(grants.BaseGrant, grants.TokenEndpointMixin):
             try:
                 self.request.user = find_or_create_user(db, svc, identity)
                 break
-            except IntegrityError:
-                # A concurrent first sign-in with the same identity created it first: look again.
+            except (IntegrityError, AccountError):
+                # A concurrent first sign-in with the same identity created it (or its address)
+                # first: look again, and find it linked.
                 db.rollback()
                 if attempt == 2:
                     raise InvalidGrantError(description="Please try again.") from None
