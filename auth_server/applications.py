@@ -8,23 +8,16 @@ redirect URIs. The developer page (``/account/applications``) is the browser's w
 
 from __future__ import annotations
 
-import math
-import time
-
-from flask import current_app
 from limits import RateLimitItem, parse
-from limits.storage import RedisStorage
-from limits.strategies import MovingWindowRateLimiter
 from redis import Redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from auth_server.context import services
 from auth_server.errors import ParamError
 from auth_server.inputs import is_clean
 from auth_server.paging import PageParams, paginate
+from auth_server.rate_limits import Limits, per_app
 from auth_server.redirects import parse_registered
-from auth_server.throttle import storage_uri
 from common.ids import is_id
 from common.models import Application, Token
 from common.settings import AuthSettings
@@ -90,30 +83,16 @@ def delete_application(session: Session, tokens: TokenStore, app: Application) -
     return expired
 
 
-THROTTLE_KEY = "artcat.application_creation_throttle"
-
-
-class CreationThrottle:
+class CreationThrottle(Limits):
     """A moving-window limit on the applications each user creates (counted in Redis)."""
 
     def __init__(self, redis: Redis, settings: AuthSettings) -> None:
-        storage = RedisStorage(
-            storage_uri(redis, settings),
-            connection_pool=redis.connection_pool,
-            key_prefix=f"{settings.redis_prefix}:limits",
-        )
-        self.limiter = MovingWindowRateLimiter(storage)
+        super().__init__(redis, settings)
         self.per_user: RateLimitItem = parse(settings.applications_created_per_user)
 
     def hit(self, user_id: str) -> int | None:
-        """Count one creation; return the seconds to wait when over the limit, else None.
-
-        One atomic step in Redis (a script): a concurrent burst cannot pass more than the limit.
-        """
-        if self.limiter.hit(self.per_user, "application-created", user_id):
-            return None
-        stats = self.limiter.get_window_stats(self.per_user, "application-created", user_id)
-        return max(1, math.ceil(stats.reset_time - time.time()))
+        """Count one creation; return the seconds to wait when over the limit, else None."""
+        return self.count((self.per_user, "application-created", user_id))
 
     def describe(self) -> str:
         """Return the limit as people read it ("10 per 1 day")."""
@@ -122,9 +101,4 @@ class CreationThrottle:
 
 def creation_throttle() -> CreationThrottle:
     """Return the current app's creation throttle, built on first use."""
-    throttle: CreationThrottle | None = current_app.extensions.get(THROTTLE_KEY)
-    if throttle is None:
-        svc = services()
-        throttle = CreationThrottle(svc.stores.redis, svc.settings)
-        current_app.extensions[THROTTLE_KEY] = throttle
-    return throttle
+    return per_app("artcat.application_creation_throttle", CreationThrottle)

@@ -19,19 +19,13 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from flask import current_app
 from limits import RateLimitItem, parse
-from limits.storage import RedisStorage
-from limits.strategies import MovingWindowRateLimiter
 from redis import Redis
 
 from auth_server.accounts import normalise_email
-from auth_server.context import services
+from auth_server.rate_limits import Limits, per_app
 from common.settings import AuthSettings
 from common.tokens import digest
-
-EXTENSION_KEY = "artcat.login_throttle"
-SIGN_UP_KEY = "artcat.sign_up_throttle"
 
 # KEYS: the counters. ARGV: now (ms), this attempt's member, then each key's limit and window
 # (ms). Counts the attempt in every key when none is full; returns 0, or the ms to wait.
@@ -108,47 +102,21 @@ class LoginThrottle:
 
 def login_throttle() -> LoginThrottle:
     """Return the current app's throttle, built on first use (the app factory stays store-free)."""
-    throttle: LoginThrottle | None = current_app.extensions.get(EXTENSION_KEY)
-    if throttle is None:
-        svc = services()
-        throttle = LoginThrottle(svc.stores.redis, svc.settings)
-        current_app.extensions[EXTENSION_KEY] = throttle
-    return throttle
+    return per_app("artcat.login_throttle", LoginThrottle)
 
 
-def storage_uri(redis: Redis, settings: AuthSettings) -> str:
-    """Return the ``limits`` storage URI of the Redis the stores use (embedded: its socket)."""
-    if not settings.embedded_redis:
-        return "redis://"  # the stores' connection pool is given: the URI only names the kind
-    path = redis.connection_pool.connection_kwargs.get("path")
-    return f"redis+unix://{path}"
-
-
-class SignUpThrottle:
+class SignUpThrottle(Limits):
     """A moving-window limit on the accounts one client IP may create (``limits``, in Redis)."""
 
     def __init__(self, redis: Redis, settings: AuthSettings) -> None:
-        storage = RedisStorage(
-            storage_uri(redis, settings),
-            connection_pool=redis.connection_pool,  # the stores' own connections
-            key_prefix=f"{settings.redis_prefix}:limits",
-        )
-        self.limiter = MovingWindowRateLimiter(storage)
+        super().__init__(redis, settings)
         self.per_ip: RateLimitItem = parse(settings.sign_up_attempts_per_ip)
 
     def hit(self, *, ip: str) -> int | None:
         """Count one sign-up (atomically); return the seconds to wait when over the limit."""
-        if self.limiter.hit(self.per_ip, "sign-up-ip", ip):
-            return None
-        stats = self.limiter.get_window_stats(self.per_ip, "sign-up-ip", ip)
-        return max(1, math.ceil(stats.reset_time - time.time()))
+        return self.count((self.per_ip, "sign-up-ip", ip))
 
 
 def sign_up_throttle() -> SignUpThrottle:
     """Return the current app's sign-up throttle, built on first use."""
-    throttle: SignUpThrottle | None = current_app.extensions.get(SIGN_UP_KEY)
-    if throttle is None:
-        svc = services()
-        throttle = SignUpThrottle(svc.stores.redis, svc.settings)
-        current_app.extensions[SIGN_UP_KEY] = throttle
-    return throttle
+    return per_app("artcat.sign_up_throttle", SignUpThrottle)
