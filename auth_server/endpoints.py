@@ -18,12 +18,10 @@ from auth_server.audit import audit
 from auth_server.clients import OAuthClient
 from auth_server.context import services
 from auth_server.inputs import is_clean
+from auth_server.oauth import BEARER
 from common.ids import utcnow
 from common.models import Token
 from common.tokens import digest
-
-# The token type RFC 7662 names in an introspection answer (RFC 6750 bearer tokens).
-BEARER = "Bearer"
 
 
 class StoredToken(TokenMixin):

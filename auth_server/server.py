@@ -26,7 +26,7 @@ from auth_server.clients import OAuthClient, query_client
 from auth_server.context import services
 from auth_server.errors import APIError
 from auth_server.inputs import is_clean
-from auth_server.oauth import BAD_CLIENT, error_response, parse_scope, token_ttl
+from auth_server.oauth import BAD_CLIENT, BEARER, error_response, parse_scope, token_ttl
 from auth_server.params import request_params
 from common.ids import format_ts
 
@@ -188,7 +188,7 @@ class Server(AuthorizationServer):
         settings = services().settings
         xapp = user is None
         ttl = settings.xapp_token_ttl if xapp else token_ttl(settings, scope)
-        token: dict[str, Any] = {"token_type": "Bearer", "expires_in": expires_in or ttl}
+        token: dict[str, Any] = {"token_type": BEARER, "expires_in": expires_in or ttl}
         if scope:
             token["scope"] = scope
         return token
@@ -227,7 +227,7 @@ class Server(AuthorizationServer):
             expires_at=format_ts(row.expires_at),
             ip=request.remote_addr,
         )
-        body: dict[str, Any] = {"access_token": issued.value, "token_type": "Bearer"}
+        body: dict[str, Any] = {"access_token": issued.value, "token_type": BEARER}
         if client.app.standard_token_response:
             body["expires_in"] = token["expires_in"]
         else:
