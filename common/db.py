@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -38,7 +39,11 @@ def prepare_sqlite(settings: Settings) -> None:
     if settings.database_url:
         return  # a database file of the operator's choosing keeps the mode they gave it
     path = settings.default_sqlite_path
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    # O_EXCL: never open a database that exists. Closing any descriptor of the file drops every
+    # POSIX lock this process's SQLite connections hold on it, and concurrent writers then
+    # corrupt it (sqlite.org/howtocorrupt.html, 2.2).
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
     for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
         tighten(path.with_name(name))
 
