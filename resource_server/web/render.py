@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import falcon
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 
 from common.hal import Urls, encode_query
 
@@ -21,10 +23,10 @@ ENV = Environment(
     lstrip_blocks=True,
 )
 
-# Pages load only this server's stylesheet (and the museums' images, over https or from
+# Pages load only this server's stylesheet (and the museums' images, over http(s) or from
 # here); no script runs on them, no form posts anywhere else, nothing may frame them.
 PAGE_CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; "
+    "default-src 'none'; style-src 'self'; img-src 'self' https: http: data:; form-action 'self'; "
     "base-uri 'none'; frame-ancestors 'none'"
 )
 # The docs run Swagger UI from this server's own files and read the document from here.
@@ -52,7 +54,29 @@ def http_url(value: str | None) -> str | None:
     return text if text.lower().startswith(("https://", "http://")) else None
 
 
+# The demo's and the museums' texts use a little Markdown: **bold** and [label](/kind/slug)
+# links to other catalog pages. The text is escaped first; only those two forms become tags,
+# and a link only to a site path made of safe characters.
+_MARKS = re.compile(
+    r"\*\*(?P<bold>.+?)\*\*|\[(?P<label>[^\]]+)\]\((?P<href>/[a-z]+/[A-Za-z0-9_.-]+)\)"
+)
+
+
+def prose(value: str | None) -> Markup:
+    """Return catalog text as safe HTML: escaped, with its bold and catalog links kept."""
+    raw, out, pos = value or "", Markup(""), 0
+    for m in _MARKS.finditer(raw):
+        out += raw[pos : m.start()]  # Markup + str escapes the str
+        if m.group("bold") is not None:
+            out += Markup("<strong>{}</strong>").format(m.group("bold"))
+        else:
+            out += Markup('<a href="{}">{}</a>').format(m.group("href"), m.group("label"))
+        pos = m.end()
+    return out + raw[pos:]
+
+
 ENV.globals["page_url"] = page_url
+ENV.filters["prose"] = prose
 ENV.filters["http_url"] = http_url
 
 
