@@ -10,7 +10,8 @@ from common.settings import Settings
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
-# Paths the authorization server owns; everything else goes to the catalog.
+# Paths the authorization server owns; everything else goes to the catalog (the API, and its
+# pages: the front door at /, the API docs at /docs, the artist, artwork... pages).
 AUTH_PREFIXES = ("/oauth2/", "/api/tokens/", "/api/applications", "/account/", "/.well-known/")
 
 

@@ -46,7 +46,8 @@ class Settings:
     redis_sentinel_service: str = "artcat"
     redis_sentinel_password: str = ""
     vendor: str = "artcat"
-    # Base URL of the public website that `permalink` links point to; no permalinks when empty.
+    # Base URL of another website that `permalink` links point to; when empty they point to
+    # this service's own pages (artists, artworks, genes, partners, shows).
     web_url: str = ""
     # Token lifetimes, in seconds.
     xapp_token_ttl: int = 7 * DAY

@@ -47,6 +47,7 @@ from resource_server.resources.openapi import OpenAPI
 from resource_server.resources.root import Healthz, Readyz, Root, Status
 from resource_server.routes import CollectionRoute, PlainRoute
 from resource_server.search import resource as search
+from resource_server.web import add_pages
 
 CORS_HEADERS = ("X-Xapp-Token", "X-Access-Token", "X-Auth-Token", "Authorization", "Content-Type")
 
@@ -193,4 +194,5 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
     app.add_route("/api/bidders", bidders.Bidders(*args))
     app.add_route("/api/bidders/{id}", bidders.BidderItem(*args))
     app.add_route("/api/search", search.Search(*args))
+    add_pages(app, stores, settings, ROOT_ROUTES)
     return app

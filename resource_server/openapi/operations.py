@@ -301,6 +301,23 @@ PAGES: list[tuple[str, list[str], str]] = [
     ("/account/applications", ["get", "post"], "Your applications"),
     ("/account/applications/{application_id}/rotate", ["post"], "Rotate a client secret"),
     ("/account/static/{filename}", ["get"], "Stylesheet"),
+    # The catalog's own pages (resource_server.web): the front door also answers the API root
+    # document to a client that asks for JSON.
+    ("/", ["get"], "The front door (HTML; the API root for Accept: application/json)"),
+    ("/docs", ["get"], "The API docs (Swagger UI)"),
+    ("/docs/assets/{name}", ["get"], "A file of Swagger UI"),
+    ("/static/{name}", ["get"], "The pages' stylesheet and script"),
+    ("/search", ["get"], "Search the catalog (a results page)"),
+    ("/artists", ["get"], "Artists (a page)"),
+    ("/artist/{key}", ["get"], "An artist, by id or slug (a page)"),
+    ("/artworks", ["get"], "Artworks (a page)"),
+    ("/artwork/{key}", ["get"], "An artwork, by id or slug (a page)"),
+    ("/genes", ["get"], "Genes (a page)"),
+    ("/gene/{key}", ["get"], "A gene, by id or slug (a page)"),
+    ("/partners", ["get"], "Partners (a page)"),
+    ("/partner/{key}", ["get"], "A partner, by id or slug (a page)"),
+    ("/shows", ["get"], "Shows (a page)"),
+    ("/show/{key}", ["get"], "A show, by id or slug (a page)"),
 ]
 
 AUTHORIZE_GET = ("/oauth2/authorize", "get")

@@ -13,8 +13,8 @@ def artist(a: Artist, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render an artist with every documented field and link."""
     links = image_links(a.image_url, a.image_versions, ("four_thirds", "square"))
     links["self"] = link(urls.api(f"/artists/{a.id}"))
-    if web_url:
-        links["permalink"] = link(f"{web_url}/artist/{a.slug}")
+    # Our own artist page unless WEB_URL names another website.
+    links["permalink"] = link(f"{web_url or urls.base}/artist/{a.slug}")
     links.update(
         artworks=link(urls.api("/artworks", {"artist_id": a.id})),
         published_artworks=link(urls.api("/artworks", {"artist_id": a.id, "published": True})),

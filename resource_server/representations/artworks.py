@@ -16,8 +16,8 @@ def artwork(a: Artwork, editions: list[Edition], urls: Urls, web_url: str = "") 
     if a.partner_id:
         links["partner"] = link(urls.api(f"/partners/{a.partner_id}"))
     links["self"] = link(urls.api(f"/artworks/{a.id}"))
-    if web_url:
-        links["permalink"] = link(f"{web_url}/artwork/{a.slug}")
+    # Our own artwork page unless WEB_URL names another website.
+    links["permalink"] = link(f"{web_url or urls.base}/artwork/{a.slug}")
     links.update(
         genes=link(urls.api("/genes", {"artwork_id": a.id})),
         artists=link(urls.api("/artists", {"artwork_id": a.id})),

@@ -13,8 +13,8 @@ def gene(g: Gene, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render a gene with every documented field and link."""
     links = image_links(g.image_url, g.image_versions or [])
     links["self"] = link(urls.api(f"/genes/{g.id}"))
-    if web_url:
-        links["permalink"] = link(f"{web_url}/gene/{g.slug}")
+    # Our own gene page unless WEB_URL names another website.
+    links["permalink"] = link(f"{web_url or urls.base}/gene/{g.slug}")
     links.update(
         artworks=link(urls.api("/artworks", {"gene_id": g.id})),
         published_artworks=link(urls.api("/artworks", {"gene_id": g.id, "published": True})),

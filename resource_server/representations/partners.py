@@ -24,6 +24,8 @@ def partner(p: Partner, handle: str | None, urls: Urls, web_url: str = "") -> di
         links["permalink"] = link(
             f"{web_url}/{handle}" if handle else f"{web_url}/partner/{p.slug}"
         )
+    else:  # our own partner page (profiles have no page here)
+        links["permalink"] = link(f"{urls.base}/partner/{p.slug}")
     if p.website:
         links["website"] = link(p.website)
     return {

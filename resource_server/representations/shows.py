@@ -14,8 +14,8 @@ from resource_server.schedule import status_of
 def show(s: Show, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]:
     """Render a show with every documented field and link."""
     links = image_links(s.image_url, s.image_versions or [], ("medium", "square"))
-    if web_url:
-        links["permalink"] = link(f"{web_url}/show/{s.slug}")
+    # Our own show page unless WEB_URL names another website.
+    links["permalink"] = link(f"{web_url or urls.base}/show/{s.slug}")
     links.update(
         self=link(urls.api(f"/shows/{s.id}")),
         partner=link(urls.api(f"/partners/{s.partner_id}")),

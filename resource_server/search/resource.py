@@ -48,11 +48,17 @@ ITEM_PATHS = {
 }
 
 
+# The kinds with a page of their own on this server (resource_server.web).
+PAGE_KINDS = frozenset({"artist", "artwork", "gene", "partner", "show"})
+
+
 def result(hit: Hit, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render one search result."""
     links: dict[str, Link] = {"self": link(urls.api(f"{ITEM_PATHS[hit.kind]}/{hit.resource_id}"))}
     if web_url and hit.permalink:
         links["permalink"] = link(f"{web_url}{hit.permalink}")
+    elif not web_url and hit.kind in PAGE_KINDS:  # our own page (found by id as by slug)
+        links["permalink"] = link(urls.absolute(f"/{hit.kind}/{hit.resource_id}"))
     if hit.thumbnail:
         links["thumbnail"] = link(hit.thumbnail)
     return {

@@ -64,7 +64,8 @@ def test_artwork_item_has_every_field_link_and_its_editions(catalog: Catalog) ->
     assert links["sale_artworks"]["href"] == f"{api}/sale_artworks?artwork_id={work.id}"
     assert links["thumbnail"]["href"].endswith("/medium.jpg")
     assert links["image"]["templated"] is True
-    assert "permalink" not in links  # no web_url in the test settings
+    # No WEB_URL in the test settings: the permalink is this server's own page.
+    assert links["permalink"]["href"] == f"{catalog.url}/artwork/{body['slug']}"
     assert links["collection_users"]["href"] == f"{api}/users?collected_artwork_id={work.id}"
     embedded = body["_embedded"]["editions"]
     assert sorted(ids_of(embedded)) == editions

@@ -45,6 +45,8 @@ def test_partner_item_links_follow_its_profile_and_website(catalog: Catalog) -> 
     api = catalog.api("")
     assert body["_links"] == {
         "self": {"href": f"{api}/partners/{partner.id}"},
+        # No WEB_URL in the test settings: this server's own partner page.
+        "permalink": {"href": f"{catalog.url}/partner/{partner.slug}"},
         "profile": {"href": f"{api}/profiles/{handle}"},
         "artworks": {"href": f"{api}/artworks?partner_id={partner.id}"},
         "artists": {"href": f"{api}/artists?partner_id={partner.id}"},

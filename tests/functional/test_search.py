@@ -137,7 +137,10 @@ def test_envelope_and_result_shape(museum: Museum) -> None:
     assert list(hit) == RESULT_KEYS
     assert (hit["type"], hit["og_type"]) == ("artwork", "artwork")
     assert hit["description"].startswith("Marcel Broodthaers, 1975.")
-    assert set(hit["_links"]) == {"self", "thumbnail"}  # no permalink: no web_url configured
+    # No WEB_URL: the permalink is this server's own artwork page.
+    assert set(hit["_links"]) == {"self", "thumbnail", "permalink"}
+    artwork_id = hit["_links"]["self"]["href"].rsplit("/", 1)[1]
+    assert hit["_links"]["permalink"]["href"] == f"{museum.url}/artwork/{artwork_id}"
     assert hit["_links"]["thumbnail"]["href"].startswith("http://www.tate.org.uk/")
     artwork = requests.get(hit["_links"]["self"]["href"], headers=museum.user, timeout=20)
     assert artwork.status_code == 200 and artwork.json()["title"] == "Daguerre\u2019s Soup"

@@ -27,6 +27,7 @@ from common.serve import AUTH_PREFIXES, is_auth_path
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource_app
+from resource_server.web import PAGE_PATHS
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_SERVICES = ("migrate", "auth", "resource")
@@ -248,6 +249,7 @@ def test_every_route_is_reachable_through_the_proxy(compose: dict[str, Any]) -> 
         assert public, service
         for rule in public:
             assert route(locations, _concrete(rule)) == service, (service, rule)
+    # Outside /api the catalog serves only its pages (the front door, the docs, the catalog).
     assert {r for r in resource_routes() if r not in PROBES} == {
         r for r in resource_routes() if r == "/api" or r.startswith("/api/")
-    }
+    } | set(PAGE_PATHS)

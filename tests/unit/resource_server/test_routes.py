@@ -47,6 +47,13 @@ EXPECTED = {
     "/api/bidders/{id}": {"GET", "HEAD"},
     "/api/search": {"GET", "HEAD"},
 }
+# The pages for people (resource_server.web), outside /api.
+PAGES = {
+    path: {"GET", "HEAD"}
+    for path in ("/", "/docs", "/docs/assets/{name}", "/static/{name}", "/search",
+                 "/artists", "/artist/{key}", "/artworks", "/artwork/{key}", "/genes",
+                 "/gene/{key}", "/partners", "/partner/{key}", "/shows", "/show/{key}")
+}  # fmt: skip
 
 
 def test_route_table(tmp_path: object) -> None:
@@ -57,4 +64,4 @@ def test_route_table(tmp_path: object) -> None:
         r.path: {m.method for m in r.methods if not m.internal and m.method != "OPTIONS"}
         for r in falcon.inspect.inspect_routes(app)
     }
-    assert routes == EXPECTED
+    assert routes == {**EXPECTED, **PAGES}

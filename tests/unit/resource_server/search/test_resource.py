@@ -68,3 +68,6 @@ def test_result_links() -> None:
     rendered = result(artist, URLS, "https://www.example.org")
     assert rendered["type"] == "artist"
     assert rendered["_links"]["permalink"] == {"href": "https://www.example.org/artist/turner"}
+    # Without WEB_URL: this server's own artist page, by id.
+    own = result(artist, URLS)["_links"]["permalink"]
+    assert own == {"href": f"https://api.example.org/artist/{'a' * 24}"}

@@ -1,0 +1,254 @@
+"""The catalog's pages: a list and an item page per kind, and the search results page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import falcon
+from sqlalchemy.orm import Session
+
+from common.ids import is_id, utcnow
+from resource_server.errors import ParamError
+from resource_server.pagination import PageParams, PageResult, parse_page_params
+from resource_server.queries import artists as artist_q
+from resource_server.queries import artworks as artwork_q
+from resource_server.queries import genes as gene_q
+from resource_server.queries import partners as partner_q
+from resource_server.queries import shows as show_q
+from resource_server.resources.base import Resource
+from resource_server.search.resource import parse_request
+from resource_server.search.service import search
+from resource_server.web import data
+from resource_server.web.render import error_page, render
+
+PAGE_SIZE = 24
+MAX_PAGE_SIZE = 100
+Lister = Callable[[Session, PageParams, datetime], PageResult]
+Finder = Callable[[Session, str], Any]
+Detailer = Callable[[Session, Any, PageParams, datetime], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of catalog page: its paths, its API queries and its templates."""
+
+    name: str  # singular, as in the item path and the template name
+    title: str  # plural, for the list page heading
+    list_rows: Lister
+    find: Finder
+    detail: Detailer
+
+    @property
+    def list_path(self) -> str:
+        """Return the list page path."""
+        return f"/{self.name}s"
+
+    @property
+    def item_path(self) -> str:
+        """Return the item page path template (an id or a slug)."""
+        return f"/{self.name}/{{key}}"
+
+
+def _found(pair: tuple[Any, bool]) -> Any:
+    return pair[0]
+
+
+def _artist(session: Session, key: str) -> Any:
+    return artist_q.find_artist(session, key, by_slug=not is_id(key))
+
+
+def _artwork(session: Session, key: str) -> Any:
+    found = _found(artwork_q.find_artwork(session, key))
+    # The public rule: an unpublished artwork has no page (as if it did not exist).
+    return found if found is not None and found.published else None
+
+
+def _artist_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+    return {
+        "works": data.artwork_cards(session, {"artist_id": row.id}, page),
+        "genes": data.side_genes(session, {"artist_id": row.id}),
+    }
+
+
+def _artwork_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+    partners = data.partners_by_id(session, [row.partner_id])
+    return {
+        "artists": data.side_artists(session, {"artwork_id": row.id}),
+        "genes": data.side_genes(session, {"artwork_id": row.id}),
+        "partner": partners.get(row.partner_id or ""),
+        "editions": artwork_q.editions_for(session, [row.id]).get(row.id, []),
+        "image": data.thumbnail(row, ("larger", "large", "medium", "small")),
+    }
+
+
+def _gene_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+    return {
+        "works": data.artwork_cards(session, {"gene_id": row.id}, page),
+        "artists": data.side_artists(session, {"gene_id": row.id}),
+    }
+
+
+def _partner_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+    return {
+        "works": data.artwork_cards(session, {"partner_id": row.id}, page),
+        "shows": data.side_shows(session, {"partner_id": row.id}, now),
+    }
+
+
+def _show_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+    return {
+        "works": data.artwork_cards(session, {"show_id": row.id}, page),
+        "partner": data.partners_by_id(session, [row.partner_id]).get(row.partner_id),
+    }
+
+
+def _shows(session: Session, page: PageParams, now: datetime) -> PageResult:
+    result = show_q.list_shows(session, {}, page, now)
+    partners = data.partners_by_id(session, [s.partner_id for s in result.rows])
+    rows = [(s, partners.get(s.partner_id)) for s in result.rows]
+    return PageResult(rows, result.next_cursor, result.total_count)
+
+
+KINDS: dict[str, Kind] = {
+    k.name: k
+    for k in (
+        Kind(
+            "artist",
+            "Artists",
+            lambda s, p, now: artist_q.list_artists(s, {}, p),
+            _artist,
+            _artist_detail,
+        ),
+        Kind(
+            "artwork",
+            "Artworks",
+            lambda s, p, now: data.artwork_cards(s, {}, p),
+            _artwork,
+            _artwork_detail,
+        ),
+        Kind(
+            "gene",
+            "Genes",
+            lambda s, p, now: gene_q.list_genes(s, {}, p),
+            lambda s, key: _found(gene_q.find_gene(s, key)),
+            _gene_detail,
+        ),
+        Kind(
+            "partner",
+            "Partners",
+            lambda s, p, now: partner_q.list_partners(s, {}, p),
+            lambda s, key: _found(partner_q.find_partner(s, key)),
+            _partner_detail,
+        ),
+        Kind(
+            "show",
+            "Shows",
+            _shows,
+            lambda s, key: _found(show_q.find_show(s, key)),
+            _show_detail,
+        ),
+    )
+}
+
+
+class PageResource(Resource):
+    """A catalog page: public, no token, its paging parsed the API's way."""
+
+    auth = "none"
+
+    def paging(self, req: falcon.Request) -> PageParams:
+        """Parse ``size`` and ``cursor`` (the API's keyset cursors)."""
+        return parse_page_params(req.params, default_size=PAGE_SIZE, max_size=MAX_PAGE_SIZE)
+
+
+def bad_request(resp: falcon.Response, ex: ParamError) -> None:
+    """Answer an HTML 400 naming what could not be read."""
+    error_page(resp, falcon.HTTP_400, "This address could not be read", ex.message)
+
+
+class ListPage(PageResource):
+    """``/<kind>s``: one page of a kind, with a link to the next."""
+
+    def __init__(self, *args: Any, kind: Kind) -> None:
+        super().__init__(*args)
+        self.kind = kind
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Answer one page of the list."""
+        try:
+            page = self.paging(req)
+            with self.stores.reads() as session:
+                result = self.kind.list_rows(session, page, utcnow())
+        except ParamError as ex:
+            bad_request(resp, ex)
+            return
+        render(resp, f"{self.kind.name}_list.html", kind=self.kind, result=result, paging=page)
+
+
+class ItemPage(PageResource):
+    """``/<kind>/<id or slug>``: one row, its links, and a page of its artworks."""
+
+    def __init__(self, *args: Any, kind: Kind) -> None:
+        super().__init__(*args)
+        self.kind = kind
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
+        """Answer the item page (an HTML 404 when there is no such public row)."""
+        try:
+            page = self.paging(req)
+            with self.stores.reads() as session:
+                row = self.kind.find(session, key)
+                if row is None:
+                    error_page(
+                        resp,
+                        falcon.HTTP_404,
+                        "Not found",
+                        f"There is no such {self.kind.name} in the catalog.",
+                    )
+                    return
+                context = self.kind.detail(session, row, page, utcnow())
+        except ParamError as ex:
+            bad_request(resp, ex)
+            return
+        render(
+            resp, f"{self.kind.name}.html", kind=self.kind, row=row, key=key, paging=page, **context
+        )
+
+
+# Which search kinds have a page here, and its path prefix.
+SEARCH_PAGES = {"artist": "/artist/", "artwork": "/artwork/", "gene": "/gene/", "show": "/show/",
+                "partner": "/partner/"}  # fmt: skip
+
+
+class SearchPage(PageResource):
+    """``/search?q=``: the API's search, as a page of results (no JavaScript needed)."""
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Answer the search box, or one page of results."""
+        q = req.get_param("q") or ""
+        if not q.strip():
+            render(resp, "search.html", q="", hits=[], total=0, offset=0)
+            return
+        try:
+            request, _echo = parse_request(req.params)
+            with self.stores.reads() as session:
+                found = search(session.connection(), request)
+                if found.correction is not None:
+                    request = request.__class__(found.correction, request.size, 0, request.types)
+                    found = search(session.connection(), request)
+                ids = [h.resource_id for h in found.hits if h.kind == "artwork"]
+                public = data.public_artwork_ids(session, ids)
+        except ParamError as ex:
+            bad_request(resp, ex)
+            return
+        hits = [
+            (h, SEARCH_PAGES[h.kind] + h.resource_id if h.kind in SEARCH_PAGES else None)
+            for h in found.hits
+            if h.kind != "artwork" or h.resource_id in public
+        ]
+        more = request.offset + request.size < found.total_count
+        render(resp, "search.html", q=request.q, hits=hits, total=found.total_count,
+               offset=request.offset, size=request.size, more=more)  # fmt: skip

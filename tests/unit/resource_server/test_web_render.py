@@ -1,0 +1,41 @@
+"""The pages' text helpers: the little Markdown of catalog texts, and which URLs may be links."""
+
+from __future__ import annotations
+
+import pytest
+
+from resource_server.web.render import ENV, http_url, page_url, prose
+
+
+def test_prose_keeps_bold_and_catalog_links_and_escapes_the_rest() -> None:
+    text = "**Ada** <i>paints</i> [fields](/gene/colour-field) & [x](javascript:alert(1))"
+    assert str(prose(text)) == (
+        '<strong>Ada</strong> &lt;i&gt;paints&lt;/i&gt; <a href="/gene/colour-field">fields</a>'
+        " &amp; [x](javascript:alert(1))"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[a](/gene/x" onmouseover="alert(1))',
+        "[a](//evil.example/x)",
+        "[a](/gene/x?y=<script>)",
+        "**<script>alert(1)</script>**",
+    ],
+)
+def test_prose_never_lets_markup_through(text: str) -> None:
+    html = str(prose(text))
+    assert "<script" not in html and 'href="//' not in html and '" onmouseover' not in html
+
+
+def test_only_web_urls_are_links() -> None:
+    assert http_url(" https://museum.example/a ") == "https://museum.example/a"
+    assert http_url("http://museum.example/a") == "http://museum.example/a"
+    for bad in ("javascript:alert(1)", "data:text/html,x", "//evil.example", "", None):
+        assert http_url(bad) is None
+
+
+def test_templates_autoescape_and_page_urls_encode_their_query() -> None:
+    assert ENV.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+    assert page_url("/search", {"q": "a&b c", "offset": None}) == "/search?q=a%26b%20c"
