@@ -81,30 +81,60 @@ def load_demo_cmd(seed: int, artworks: int) -> None:
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--no-progress", is_flag=True)
 def load_tate_cmd(path: Path, no_progress: bool) -> None:
-    """Import the Tate collection (a folder with artworks.jsonl[.gz] and artists.jsonl[.gz])."""
-    from common.db import make_engine, upgrade
-    from common.loaders.tate import load_tate
+    """Import the Tate collection from PATH.
 
-    settings = _settings()
-    upgrade(settings)
-    report = load_tate(make_engine(settings), path, progress=not no_progress)
-    announce_catalog_change(settings)
-    click.echo(report.summary())
+    \b
+    PATH is any of (detected from what it holds; the richest form found is read):
+    - a clone of https://github.com/tategallery/collection: its artists/ and
+      artworks/ folders of per-record JSON, else its artist_data.csv and
+      artwork_data.csv (fewer fields: no movements, subjects or classification);
+    - a folder with the bundles artists.jsonl[.gz] and artworks.jsonl[.gz];
+    - one of those files or folders alone.
+
+    An unreadable file stops the import before anything is written; a bad record is
+    reported with its file and line and skipped (exit status 1).
+    """
+    _import_museum("tate", path, no_progress)
 
 
 @load.command("cmoa")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--no-progress", is_flag=True)
 def load_cmoa_cmd(path: Path, no_progress: bool) -> None:
-    """Import the Carnegie Museum of Art collection (cmoa.jsonl[.gz], teenie.jsonl[.gz])."""
+    """Import the Carnegie Museum of Art collection (and Teenie Harris Archive) from PATH.
+
+    \b
+    PATH is any of (detected from what it holds), for cmoa and teenie each:
+    - a clone of https://github.com/cmoa/collection: its cmoa/ and teenie/
+      folders of per-object JSON, else cmoa.json/teenie.json, else
+      cmoa.csv/teenie.csv (the museum's bulk files hold the same data);
+    - a folder with the bundles cmoa.jsonl[.gz] and teenie.jsonl[.gz];
+    - one of those files or folders alone.
+
+    An unreadable file stops the import before anything is written; a bad record is
+    reported with its file and line and skipped (exit status 1).
+    """
+    _import_museum("cmoa", path, no_progress)
+
+
+def _import_museum(museum: str, path: Path, no_progress: bool) -> None:
+    """Run one museum importer; an unreadable input is an error that changed nothing."""
     from common.db import make_engine, upgrade
     from common.loaders.cmoa import load_cmoa
+    from common.loaders.source import LoadError
+    from common.loaders.tate import load_tate
 
     settings = _settings()
     upgrade(settings)
-    report = load_cmoa(make_engine(settings), path, progress=not no_progress)
+    loader = load_tate if museum == "tate" else load_cmoa
+    try:
+        report = loader(make_engine(settings), path, progress=not no_progress)
+    except (LoadError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from exc
     announce_catalog_change(settings)
     click.echo(report.summary())
+    if not report.ok:
+        sys.exit(1)
 
 
 # -- search ------------------------------------------------------------------------------------

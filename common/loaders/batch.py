@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, text
 
-from common.loaders.bulk import Row, insert_missing, sync_children, upsert
+from common.loaders.bulk import INSERT_ONLY, Row, insert_missing, sync_children, upsert
 from common.loaders.catalog import (
     ARTIST_GENES,
     ARTISTS,
@@ -56,6 +56,12 @@ class Batch:
     artwork_artists: list[Row] = field(default_factory=list)
     artwork_genes: list[Row] = field(default_factory=list)
     images: list[Row] = field(default_factory=list)
+    # Columns written for new rows only, and whether stored artworks keep child rows missing
+    # from the batch: set while reading a format with fewer fields (Tate's CSVs), so that it
+    # adds what it knows without erasing what a fuller format wrote.
+    artist_insert_only: frozenset[str] = frozenset()
+    artwork_insert_only: frozenset[str] = frozenset()
+    keep_children: bool = False
 
     def __len__(self) -> int:
         return len(self.artworks) + len(self.artists)
@@ -68,7 +74,10 @@ class Batch:
             genes.flush(conn, report)
             if self.artists:
                 rows = list(self.artists.values())
-                report.add("artists", len(rows), upsert(conn, ARTISTS, rows))
+                changed = upsert(
+                    conn, ARTISTS, rows, insert_only=INSERT_ONLY | self.artist_insert_only
+                )
+                report.add("artists", len(rows), changed)
             if self.stub_artists:
                 rows = list(self.stub_artists.values())
                 report.add("artists", len(rows), insert_missing(conn, ARTISTS, rows))
@@ -84,8 +93,20 @@ class Batch:
                 )
                 report.add("artist_genes", len(self.artist_genes), changed)
             if self.artworks:
-                report.add("artworks", len(self.artworks), upsert(conn, ARTWORKS, self.artworks))
-                ids = [row["id"] for row in self.artworks if row["id"] in self.stored]
+                changed = upsert(
+                    conn,
+                    ARTWORKS,
+                    self.artworks,
+                    insert_only=INSERT_ONLY | self.artwork_insert_only,
+                )
+                report.add("artworks", len(self.artworks), changed)
+                # Parents whose children are synced (their stale rows deleted); with
+                # keep_children none are, and the batch's rows are only added or updated.
+                ids = [
+                    row["id"]
+                    for row in self.artworks
+                    if row["id"] in self.stored and not self.keep_children
+                ]
                 for kind, table, rows, key in (
                     ("artwork_artists", ARTWORK_ARTISTS, self.artwork_artists,
                      ("artwork_id", "artist_id")),

@@ -1,7 +1,9 @@
-"""Load the Carnegie Museum of Art collection (cmoa.jsonl[.gz], teenie.jsonl[.gz]) into the catalog.
+"""Load the Carnegie Museum of Art collection into the catalog, from any layout
+``cmoa_formats`` accepts (a clone of CMoA's repository, its bulk files or our bundles).
 
-Field mappings: ../shared/data/cmoa/README.md. Artists are embedded in each object (``creator``)
-and deduplicated by ``artist_id``. Ids are ``stable_id("cmoa", kind, cmoa id)``.
+Artists are embedded in each object (``creator``) and deduplicated by ``artist_id``. Ids are
+``stable_id("cmoa", kind, cmoa id)``. Every input is read once before anything is written:
+an unreadable file raises ``LoadError`` naming its file and line and changes nothing.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from common.loaders.catalog import (
     parse_year,
     recount_artists,
 )
+from common.loaders.cmoa_formats import cmoa_streams
 from common.loaders.dimensions import from_cmoa
 from common.loaders.report import LoadReport
 from common.loaders.slugs import SlugRegistry
-from common.loaders.source import find_file, read_jsonl
+from common.loaders.source import Record, Stream, check
 from resource_server.search.indexer import reindex_after_load
 
 CMOA = PartnerInfo(
@@ -46,7 +49,6 @@ CMOA = PartnerInfo(
     description="Carnegie Museum of Art in Pittsburgh, with the Teenie Harris Archive of "
     "photographs of the city's Black community.",
 )
-FILES = ("cmoa", "teenie")
 
 DESIGN = "Design/Decorative Arts"
 # CMoA classification (lower-cased) -> catalog category; anything else is "Other".
@@ -100,39 +102,29 @@ RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
 def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
-    """Load CMoA objects (and their creators) from a folder or a single .jsonl[.gz] file."""
+    """Load CMoA objects (and their creators) from a clone of CMoA's repository, a bundle or
+    a file."""
     started = time.perf_counter()
     path = Path(path)
     report = LoadReport(source=f"cmoa {path}")
-    if path.is_dir():
-        files = [f for f in (find_file(path, stem) for stem in FILES) if f is not None]
-        if not files:
-            raise FileNotFoundError(f"no cmoa.jsonl[.gz] or teenie.jsonl[.gz] in {path}")
-    elif path.is_file():
-        files = [path]
-    else:
-        raise FileNotFoundError(path)
-    loader = _CmoaLoader(engine, report, progress, _count_works(files))
-    for file in files:
-        loader.load(file)
+    streams = cmoa_streams(path)
+    works: Counter[str] = Counter()
+
+    def count(_stream: Stream, record: Record) -> None:
+        """Count the objects per creator ``artist_id`` (for iconicity)."""
+        creators = record.get("creator")
+        if isinstance(creators, list):
+            ids = {c.get("artist_id") for c in creators if isinstance(c, dict)}
+            works.update(i for i in ids if isinstance(i, str))
+
+    check(report.source, streams, visit=count, progress=progress)
+    loader = _CmoaLoader(engine, report, progress, works)
+    for stream in streams:
+        loader.load(stream)
     loader.finish()
     reindex_after_load(engine, report)
     report.elapsed = time.perf_counter() - started
     return report
-
-
-def _count_works(files: list[Path]) -> Counter[str]:
-    """Count the objects per creator ``artist_id`` (for iconicity); bad lines are left to the
-    main pass, which reports them."""
-    counts: Counter[str] = Counter()
-    scratch = LoadReport(source="count")
-    for file in files:
-        for _line, record in read_jsonl(file, scratch, progress=False):
-            creators = record.get("creator")
-            if isinstance(creators, list):
-                ids = {c.get("artist_id") for c in creators if isinstance(c, dict)}
-                counts.update(i for i in ids if isinstance(i, str))
-    return counts
 
 
 def _image(url: str) -> tuple[str, list[str]]:
@@ -172,16 +164,16 @@ class _CmoaLoader:
             recount_artists(conn, self.now)
         analyze(self.engine)
 
-    def load(self, path: Path) -> None:
-        """Load every object of one file."""
-        for line, record in read_jsonl(path, self.report, progress=self.progress):
+    def load(self, stream: Stream) -> None:
+        """Load every object of one stream."""
+        for file, line, record in stream.read(self.report.error, self.progress):
             if not record.get("id"):
-                self.report.error(path.name, line, "missing id")
+                self.report.error(file, line, "missing id")
                 continue
             try:
-                self.add_artwork(record, path.name, line)
+                self.add_artwork(record, file, line)
             except RECORD_ERRORS as exc:
-                self.report.error(path.name, line, f"bad object record: {exc!r}")
+                self.report.error(file, line, f"bad object record: {exc!r}")
                 continue
             if len(self.batch) >= BATCH_SIZE:
                 self.batch.flush(self.engine, self.genes, self.report)

@@ -1,13 +1,16 @@
-"""Load the Tate collection (artworks.jsonl[.gz] and artists.jsonl[.gz]) into the catalog.
+"""Load the Tate collection into the catalog, from any layout ``tate_formats`` accepts.
 
-Field mappings: ../shared/data/tate/README.md. Ids are ``stable_id("tate", kind, tate id)``, so
-a re-run updates rows in place and never duplicates them.
+Ids are ``stable_id("tate", kind, tate id)``, so a re-run updates rows in place and never
+duplicates them, whichever format the records come from. Every input is read once before
+anything is written: an unreadable file raises ``LoadError`` naming its file and line and
+leaves the database as it was.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +37,8 @@ from common.loaders.countries import nationality_from_place
 from common.loaders.dimensions import parse_tate
 from common.loaders.report import LoadReport
 from common.loaders.slugs import SlugRegistry
-from common.loaders.source import file_stem, find_file, read_jsonl
+from common.loaders.source import Record, Stream, check
+from common.loaders.tate_formats import tate_streams
 from resource_server.search.indexer import reindex_after_load
 
 TATE = PartnerInfo(
@@ -65,29 +69,43 @@ UNIQUE_CLASSIFICATIONS = frozenset({"painting", "on paper, unique"})
 # Image files end in a size number: _7 small, _8 medium (the thumbnails), _9 large, _10 optimal.
 _SIZED_FILE_RE = re.compile(r"^(.*)_(\d+)\.jpg$")
 
+# Columns a format with fewer fields (Tate's CSVs) cannot fill as the JSON does: written for
+# new rows only. The CSV has no "fc" display name nor active places (artists), and no
+# classification, end year, catalogue group, foreign title or extra images (artworks).
+CSV_ARTIST_GAPS = frozenset({"name", "location"})
+CSV_ARTWORK_GAPS = frozenset(
+    {"category", "unique", "year_end", "series", "additional_information", "image_rights"}
+    | {"iconicity"}  # it weighs the category
+)
+
 # Exceptions a malformed record raises while its rows are built (wrong types, missing keys).
 RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
 def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
-    """Load Tate artists and artworks from a folder or a single .jsonl[.gz] file."""
+    """Load Tate artists and artworks from a clone of Tate's repository, a bundle or a file."""
     started = time.perf_counter()
     path = Path(path)
     report = LoadReport(source=f"tate {path}")
-    if path.is_dir():
-        artists_file, artworks_file = find_file(path, "artists"), find_file(path, "artworks")
-    elif path.is_file():
-        is_artists = file_stem(path).startswith("artists")
-        artists_file, artworks_file = (path, None) if is_artists else (None, path)
-    else:
-        raise FileNotFoundError(path)
-    if artists_file is None and artworks_file is None:
-        raise FileNotFoundError(f"no artworks.jsonl[.gz] or artists.jsonl[.gz] in {path}")
-    loader = _TateLoader(engine, report, progress, with_artists=artists_file is not None)
-    if artists_file is not None:
-        loader.load_artists(artists_file)
-    if artworks_file is not None:
-        loader.load_artworks(artworks_file)
+    artists, artworks = tate_streams(path)
+    streams = [s for s in (artists, artworks) if s is not None]
+    works: Counter[Any] = Counter()
+
+    def count(stream: Stream, record: Record) -> None:
+        if stream.kind == "artworks":
+            contributors = record.get("contributors")
+            if isinstance(contributors, list) and contributors:
+                first = contributors[0]
+                works[first.get("id") if isinstance(first, dict) else None] += 1
+
+    check(report.source, streams, visit=count, progress=progress)
+    loader = _TateLoader(
+        engine, report, progress, with_artists=artists is not None, works_here=works
+    )
+    if artists is not None:
+        loader.load_artists(artists)
+    if artworks is not None:
+        loader.load_artworks(artworks)
     loader.finish()
     reindex_after_load(engine, report)
     report.elapsed = time.perf_counter() - started
@@ -113,7 +131,13 @@ class _TateLoader:
     """One run: the partner, the slug and gene registries, and the batch being gathered."""
 
     def __init__(
-        self, engine: Engine, report: LoadReport, progress: bool, *, with_artists: bool
+        self,
+        engine: Engine,
+        report: LoadReport,
+        progress: bool,
+        *,
+        with_artists: bool,
+        works_here: Counter[Any],
     ) -> None:
         self.engine = engine
         self.report = report
@@ -128,6 +152,9 @@ class _TateLoader:
         self.batch = Batch(stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id))
         # Tate artist id -> the artist's number of works at Tate ("totalWorks"), for iconicity.
         self.total_works: dict[Any, int] = {}
+        # Works per first contributor in this run's input: the count where "totalWorks" is
+        # missing (artist_data.csv has none).
+        self.works_here = works_here
         # Artists a link may point at: those of the artists file when this run has one (so a
         # re-run reports the same missing contributors), else those already in the database.
         self.known_artists: set[str] = set() if with_artists else set(self.artist_slugs.by_id)
@@ -143,18 +170,26 @@ class _TateLoader:
             recount_artists(conn, self.now)
         analyze(self.engine)
 
+    def _expect(self, stream: Stream) -> None:
+        """Set the batch for a stream's format: a partial one fills gaps of new rows only."""
+        partial = not stream.complete
+        self.batch.artist_insert_only = CSV_ARTIST_GAPS if partial else frozenset()
+        self.batch.artwork_insert_only = CSV_ARTWORK_GAPS if partial else frozenset()
+        self.batch.keep_children = partial
+
     # Artists
 
-    def load_artists(self, path: Path) -> None:
-        """Load every artist of an artists file, with their movements as genes."""
-        for line, record in read_jsonl(path, self.report, progress=self.progress):
+    def load_artists(self, stream: Stream) -> None:
+        """Load every artist of a stream, with their movements as genes."""
+        self._expect(stream)
+        for file, line, record in stream.read(self.report.error, self.progress):
             if record.get("id") is None:
-                self.report.error(path.name, line, "missing id")
+                self.report.error(file, line, "missing id")
                 continue
             try:
                 self.add_artist(record)
             except RECORD_ERRORS as exc:
-                self.report.error(path.name, line, f"bad artist record: {exc!r}")
+                self.report.error(file, line, f"bad artist record: {exc!r}")
                 continue
             if len(self.batch) >= BATCH_SIZE:
                 self.flush()
@@ -189,9 +224,13 @@ class _TateLoader:
         )
         movements = [m.get("name") for m in record.get("movements") or []]
         gene_ids = {self.genes.gene_id("movement", name) for name in movements}
-        total_works = int(record.get("totalWorks") or 0)
+        if "totalWorks" in record:
+            total_works = int(record.get("totalWorks") or 0)
+        else:
+            total_works = self.works_here[tate_id]
         self.batch.artists[artist_id] = row
-        self.batch.artist_gene_owners.append(artist_id)
+        if not self.batch.keep_children:  # a CSV names no movements: keep the stored ones
+            self.batch.artist_gene_owners.append(artist_id)
         self.batch.artist_genes.extend(
             {"artist_id": artist_id, "gene_id": g} for g in sorted(filter(None, gene_ids))
         )
@@ -200,16 +239,17 @@ class _TateLoader:
 
     # Artworks
 
-    def load_artworks(self, path: Path) -> None:
-        """Load every artwork of an artworks file with its artist links, genes and images."""
-        for line, record in read_jsonl(path, self.report, progress=self.progress):
+    def load_artworks(self, stream: Stream) -> None:
+        """Load every artwork of a stream with its artist links, genes and images."""
+        self._expect(stream)
+        for file, line, record in stream.read(self.report.error, self.progress):
             if record.get("id") is None:
-                self.report.error(path.name, line, "missing id")
+                self.report.error(file, line, "missing id")
                 continue
             try:
-                self.add_artwork(record, path.name, line)
+                self.add_artwork(record, file, line)
             except RECORD_ERRORS as exc:
-                self.report.error(path.name, line, f"bad artwork record: {exc!r}")
+                self.report.error(file, line, f"bad artwork record: {exc!r}")
                 continue
             if len(self.batch) >= BATCH_SIZE:
                 self.flush()
