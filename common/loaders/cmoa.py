@@ -114,8 +114,8 @@ def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
         """Count the objects per creator ``artist_id`` (for iconicity)."""
         creators = record.get("creator")
         if isinstance(creators, list):
-            ids = {c.get("artist_id") for c in creators if isinstance(c, dict)}
-            works.update(i for i in ids if isinstance(i, str))
+            found = (c.get("artist_id") for c in creators if isinstance(c, dict))
+            works.update({i for i in found if isinstance(i, str)})
 
     check(report.source, streams, visit=count, progress=progress)
     loader = _CmoaLoader(engine, report, progress, works)

@@ -163,11 +163,11 @@ def bulk_json_stream(kind: str, path: Path, root: Path, *, key: str) -> Stream:
         else:
             problem(name, 1, f"not a JSON object, an array or {{{key!r}: [...]}}")
             return
-        starts = _item_lines(text, len(items))
+        starts = _item_lines(text, len(items), key)
         for index, item in enumerate(
             tqdm(items, desc=name, disable=not progress, leave=False, unit="record")
         ):
-            line = starts[index] if index < len(starts) else 0
+            line = starts[index]
             if not isinstance(item, dict):
                 problem(name, line, "not a JSON object")
                 continue
@@ -176,21 +176,41 @@ def bulk_json_stream(kind: str, path: Path, root: Path, *, key: str) -> Stream:
     return Stream(kind, name, read)
 
 
-def _item_lines(text: str, count: int) -> list[int]:
-    """Return the starting line of each element of the (only) array of a valid JSON document."""
+def _item_lines(text: str, count: int, key: str) -> list[int]:
+    """Return the starting line of each element of the records array of a valid document.
+
+    The array is the document itself or the value of ``key`` in the top-level object. The
+    standard library's decoder skips from value to value; the text was already parsed whole, so
+    any surprise here only costs the line numbers (0 is "unknown").
+    """
     decoder = json.JSONDecoder()
-    pos = text.index("[")
-    if text.lstrip().startswith("{"):
-        # {"things": [ ... ]}: the array after the first key (the only layout CMoA uses).
-        pos = text.index("[", decoder.raw_decode(text, text.index('"'))[1])
-    lines: list[int] = []
-    line, scanned = 1, 0
-    pos += 1
-    while len(lines) < count:
-        while text[pos] in " \t\r\n,":
-            pos += 1
-        line += text.count("\n", scanned, pos)
-        scanned = pos
-        lines.append(line)
-        pos = decoder.raw_decode(text, pos)[1]
-    return lines
+    try:
+        pos = _skip_space(text, 0)
+        if text[pos] == "{":
+            pos = _skip_space(text, pos + 1)
+            while True:
+                name, pos = decoder.raw_decode(text, pos)
+                pos = _skip_space(text, _skip_space(text, pos) + 1)  # past the colon
+                if name == key:
+                    break
+                pos = _skip_space(text, decoder.raw_decode(text, pos)[1]) + 1  # past the comma
+                pos = _skip_space(text, pos)
+        lines: list[int] = []
+        line, scanned = 1, 0
+        pos += 1  # past the opening bracket
+        while len(lines) < count:
+            pos = _skip_space(text, pos, also=",")
+            line += text.count("\n", scanned, pos)
+            scanned = pos
+            lines.append(line)
+            pos = decoder.raw_decode(text, pos)[1]
+        return lines
+    except (ValueError, IndexError):
+        return [0] * count
+
+
+def _skip_space(text: str, pos: int, also: str = "") -> int:
+    """Return the position of the first character at or after ``pos`` that is not blank."""
+    while text[pos] in " \t\r\n" + also:
+        pos += 1
+    return pos

@@ -38,7 +38,7 @@ from common.loaders.dimensions import parse_tate
 from common.loaders.report import LoadReport
 from common.loaders.slugs import SlugRegistry
 from common.loaders.source import Record, Stream, check
-from common.loaders.tate_formats import tate_streams
+from common.loaders.tate_formats import CSV_ARTIST_GAPS, CSV_ARTWORK_GAPS, tate_streams
 from resource_server.search.indexer import reindex_after_load
 
 TATE = PartnerInfo(
@@ -69,15 +69,6 @@ UNIQUE_CLASSIFICATIONS = frozenset({"painting", "on paper, unique"})
 # Image files end in a size number: _7 small, _8 medium (the thumbnails), _9 large, _10 optimal.
 _SIZED_FILE_RE = re.compile(r"^(.*)_(\d+)\.jpg$")
 
-# Columns a format with fewer fields (Tate's CSVs) cannot fill as the JSON does: written for
-# new rows only. The CSV has no "fc" display name nor active places (artists), and no
-# classification, end year, catalogue group, foreign title or extra images (artworks).
-CSV_ARTIST_GAPS = frozenset({"name", "location"})
-CSV_ARTWORK_GAPS = frozenset(
-    {"category", "unique", "year_end", "series", "additional_information", "image_rights"}
-    | {"iconicity"}  # it weighs the category
-)
-
 # Exceptions a malformed record raises while its rows are built (wrong types, missing keys).
 RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
@@ -92,11 +83,14 @@ def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
     works: Counter[Any] = Counter()
 
     def count(stream: Stream, record: Record) -> None:
-        if stream.kind == "artworks":
-            contributors = record.get("contributors")
-            if isinstance(contributors, list) and contributors:
-                first = contributors[0]
-                works[first.get("id") if isinstance(first, dict) else None] += 1
+        """Count works per first contributor; odd values are left to the main pass."""
+        contributors = record.get("contributors")
+        if stream.kind == "artworks" and isinstance(contributors, list):
+            people = [c for c in contributors if isinstance(c, dict)]
+            if people:
+                first = min(people, key=_display_order).get("id")
+                if isinstance(first, int | str):
+                    works[first] += 1
 
     check(report.source, streams, visit=count, progress=progress)
     loader = _TateLoader(
@@ -110,6 +104,12 @@ def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
     reindex_after_load(engine, report)
     report.elapsed = time.perf_counter() - started
     return report
+
+
+def _display_order(contributor: dict[str, Any]) -> float:
+    """Return a contributor's place in the credits (unnumbered ones first, as Tate lists them)."""
+    order = contributor.get("displayOrder")
+    return order if isinstance(order, int | float) and not isinstance(order, bool) else 0
 
 
 def _name(value: Any) -> str | None:

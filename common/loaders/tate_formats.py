@@ -26,6 +26,16 @@ LAYOUTS = (
     "or artist_data.csv and artwork_data.csv), or the JSON Lines bundles "
     "artists.jsonl[.gz] and artworks.jsonl[.gz], or one of these files or folders"
 )
+
+# Catalog columns the CSVs cannot fill as the JSON does: a CSV load writes them for new rows
+# only. The CSV has no "fc" display name nor active places (artists), and no
+# classification, end year, catalogue group, foreign title or extra images (artworks).
+CSV_ARTIST_GAPS = frozenset({"name", "location"})
+CSV_ARTWORK_GAPS = frozenset(
+    {"category", "unique", "year_end", "series", "additional_information", "image_rights"}
+    | {"iconicity"}  # it weighs the category
+)
+
 CSV_SUFFIXES = (".csv", ".csv.gz")
 JSONL_SUFFIXES = (".jsonl.gz", ".jsonl")
 ARTIST_COLUMNS = ("id", "name")

@@ -293,7 +293,12 @@ def test_bad_records_are_reported_and_skipped(
     del no_id["id"]
     path = write_jsonl(
         tmp_path / "cmoa.jsonl",
-        [good[0], json.dumps(no_id), json.dumps({"id": "cmoa:things/x", "images": [1]}), good[1]],
+        [
+            good[0],
+            json.dumps(no_id),
+            json.dumps({"id": "cmoa:things/x", "images": [1], "creator": [{"artist_id": [1]}]}),
+            good[1],
+        ],
     )
     report = load_cmoa(clean_db, path, progress=False)
     assert [(e.file, e.line) for e in report.errors] == [("cmoa.jsonl", 2), ("cmoa.jsonl", 3)]
@@ -310,12 +315,13 @@ def test_bad_records_are_reported_and_skipped(
             tate_lines[0],
             json.dumps({"id": 1, "acno": "X1", "contributors": "nobody"}),
             json.dumps(odd_types),
+            json.dumps({"id": 2, "contributors": [{"id": [1], "displayOrder": "2"}, {"id": 5}]}),
             tate_lines[1],
         ],
     )
     tate = load_tate(clean_db, tate_path, progress=False)
-    assert [(e.file, e.line) for e in tate.errors] == [("artworks.jsonl", 2)]
-    assert "bad artwork record" in tate.errors[0].message
+    assert [(e.file, e.line) for e in tate.errors] == [("artworks.jsonl", 2), ("artworks.jsonl", 4)]
+    assert all("bad artwork record" in e.message for e in tate.errors)
     assert tate.counts["artworks"] == 3
     assert table_counts(clean_db)["artworks"] == 5
     with clean_db.connect() as conn:

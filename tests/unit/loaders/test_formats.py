@@ -183,6 +183,12 @@ def test_bulk_json_records_keep_their_lines(tmp_path: Path) -> None:
     assert not issues
     assert [(line, r["id"]) for _, line, r in records] == [(3, "a"), (7, "b")]
 
+    path.write_text(
+        '{"meta": {"things": [1]},\n "things": [\n\n {"id": "a"}, {"id": "b"}\n]}', encoding="utf-8"
+    )
+    records, issues = read_all(bulk_json_stream("objects", path, path, key="things"))
+    assert [(line, r["id"]) for _, line, r in records] == [(4, "a"), (4, "b")] and not issues
+
     path.write_text('[\n{"id": "a"},\n 7,\n{"id": "b"}]', encoding="utf-8")
     records, issues = read_all(bulk_json_stream("objects", path, path, key="things"))
     assert [(line, r["id"]) for _, line, r in records] == [(2, "a"), (4, "b")]
