@@ -1,5 +1,6 @@
-"""Load the Carnegie Museum of Art collection into the catalog, from any layout
-``cmoa_formats`` accepts (a clone of CMoA's repository, its bulk files or our bundles).
+"""Load the Carnegie Museum of Art collection into the catalog, from any accepted layout.
+
+``cmoa_formats`` finds the objects: a clone of CMoA's repository, its bulk files, our bundles.
 
 Artists are embedded in each object (``creator``) and deduplicated by ``artist_id``. Ids are
 ``stable_id("cmoa", kind, cmoa id)``. Every input is read once before anything is written:
@@ -102,8 +103,7 @@ RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
 def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
-    """Load CMoA objects (and their creators) from a clone of CMoA's repository, a bundle or
-    a file."""
+    """Load CMoA objects and their creators from any layout ``cmoa_formats`` accepts."""
     started = time.perf_counter()
     path = Path(path)
     report = LoadReport(source=f"cmoa {path}")
