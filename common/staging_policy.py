@@ -84,6 +84,7 @@ POLICY: dict[str, Rule] = {
     "editions": _copy("catalog"),
     "genes": _copy("catalog"),
     "artist_genes": _copy("catalog links"),
+    "artist_sources": _copy("catalog: museums' and authorities' public identifiers of artists"),
     "artwork_genes": _copy("catalog links"),
     "images": _copy("catalog (artwork views, installation shots, profile covers)"),
     "fairs": _copy("catalog"),

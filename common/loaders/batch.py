@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, text
 
+from common.loaders.artists import ARTIST_SOURCES, ArtistResolver
 from common.loaders.bulk import INSERT_ONLY, Row, insert_missing, sync_children, upsert
 from common.loaders.catalog import (
     ARTIST_GENES,
@@ -22,7 +23,16 @@ from common.loaders.report import LoadReport
 # Records per transaction: big enough to amortise the statements, small enough that SQLite's
 # write lock is released often and a crash loses little.
 BATCH_SIZE = 2000
-LOADED_TABLES = (ARTISTS, ARTWORKS, GENES, ARTIST_GENES, ARTWORK_ARTISTS, ARTWORK_GENES, IMAGES)
+LOADED_TABLES = (
+    ARTISTS,
+    ARTIST_SOURCES,
+    ARTWORKS,
+    GENES,
+    ARTIST_GENES,
+    ARTWORK_ARTISTS,
+    ARTWORK_GENES,
+    IMAGES,
+)
 
 
 def analyze(engine: Engine) -> None:
@@ -62,6 +72,8 @@ class Batch:
     artist_insert_only: frozenset[str] = frozenset()
     artwork_insert_only: frozenset[str] = frozenset()
     keep_children: bool = False
+    # Decides who each source artist is and merges what sources say of one artist.
+    resolver: ArtistResolver | None = None
 
     def __len__(self) -> int:
         return len(self.artworks) + len(self.artists)
@@ -74,6 +86,8 @@ class Batch:
             genes.flush(conn, report)
             if self.artists:
                 rows = list(self.artists.values())
+                if self.resolver is not None:
+                    self.resolver.merge(conn, rows, self.stored)
                 changed = upsert(
                     conn, ARTISTS, rows, insert_only=INSERT_ONLY | self.artist_insert_only
                 )
@@ -81,6 +95,11 @@ class Batch:
             if self.stub_artists:
                 rows = list(self.stub_artists.values())
                 report.add("artists", len(rows), insert_missing(conn, ARTISTS, rows))
+            if self.resolver is not None and self.resolver.pending:
+                existing = self.stored | set(self.artists) | set(self.stub_artists)
+                rows = self.resolver.take_source_rows(existing)
+                changed = upsert(conn, ARTIST_SOURCES, rows, key=("source", "source_id"))
+                report.add("artist_sources", len(rows), changed)
             if self.artist_gene_owners:
                 owners = [i for i in self.artist_gene_owners if i in self.stored]
                 changed = sync_children(
@@ -116,6 +135,8 @@ class Batch:
                 ):  # fmt: skip
                     changed = sync_children(conn, table, "artwork_id", ids, rows, key=key)
                     report.add(kind, len(rows), changed)
+        if self.resolver is not None:
+            self.resolver.saw(set(self.artists) | set(self.stub_artists))
         self.stored.update(self.artists)
         self.stored.update(self.stub_artists)
         self.stored.update(row["id"] for row in self.artworks)

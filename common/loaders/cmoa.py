@@ -2,8 +2,9 @@
 
 ``cmoa_formats`` finds the objects: a clone of CMoA's repository, its bulk files, our bundles.
 
-Artists are embedded in each object (``creator``) and deduplicated by ``artist_id``. Ids are
-``stable_id("cmoa", kind, cmoa id)``. Every input is read once before anything is written:
+Artists are embedded in each object (``creator``) and deduplicated by ``artist_id``; an
+artist another museum also holds is the same artist (``common.loaders.artists``). Other ids
+are ``stable_id("cmoa", kind, cmoa id)``. Every input is read once before anything is written:
 an unreadable file raises ``LoadError`` naming its file and line and changes nothing.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from common.ids import slugify, stable_id, utcnow
+from common.loaders.artists import ArtistResolver
 from common.loaders.batch import BATCH_SIZE, Batch, analyze
 from common.loaders.bulk import Row
 from common.loaders.catalog import (
@@ -152,8 +154,12 @@ class _CmoaLoader:
             self.artist_slugs = SlugRegistry(conn, ARTISTS)
             self.artwork_slugs = SlugRegistry(conn, ARTWORKS)
             self.genes = GeneRegistry(conn, self.now)
+            self.resolver = ArtistResolver(conn, "cmoa")
         # Taken before this run allocates any slug: the rows already in the database.
-        self.batch = Batch(stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id))
+        self.batch = Batch(
+            stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
+            resolver=self.resolver,
+        )
         # Artists written by this run: the first object naming a creator describes it.
         self.artists_seen: set[str] = set()
 
@@ -265,7 +271,9 @@ class _CmoaLoader:
             if not cmoa_artist or not name:
                 self.report.warn(file, line, "creator without an artist_id or name: skipped")
                 continue
-            artist_id = stable_id("cmoa", "artist", cmoa_artist)
+            birth_year = parse_year(creator.get("birth_date"))
+            death_year = parse_year(creator.get("death_date"))
+            artist_id = self.resolver.artist_id(cmoa_artist, name, birth_year, death_year)
             if artist_id not in self.artists_seen and artist_id not in links:
                 nationality = as_text(creator.get("nationality"))
                 artists.append(
@@ -275,8 +283,8 @@ class _CmoaLoader:
                         name=name,
                         now=self.now,
                         sortable_name=as_text(creator.get("cited_name")),
-                        birth_year=parse_year(creator.get("birth_date")),
-                        death_year=parse_year(creator.get("death_date")),
+                        birth_year=birth_year,
+                        death_year=death_year,
                         hometown=as_text(creator.get("birth_place")),
                         location=as_text(creator.get("death_place")),
                         nationality=None

@@ -1,7 +1,8 @@
 """Load the Tate collection into the catalog, from any layout ``tate_formats`` accepts.
 
-Ids are ``stable_id("tate", kind, tate id)``, so a re-run updates rows in place and never
-duplicates them, whichever format the records come from. Every input is read once before
+Ids are ``stable_id("tate", kind, tate id)`` (artists: see ``common.loaders.artists``, one
+person is one artist across museums), so a re-run updates rows in place and never duplicates
+them, whichever format the records come from. Every input is read once before
 anything is written: an unreadable file raises ``LoadError`` naming its file and line and
 leaves the database as it was.
 """
@@ -17,6 +18,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from common.ids import slugify, stable_id, utcnow
+from common.loaders.artists import ArtistResolver
 from common.loaders.batch import BATCH_SIZE, Batch, analyze
 from common.loaders.bulk import Row
 from common.loaders.catalog import (
@@ -148,16 +150,20 @@ class _TateLoader:
             self.artist_slugs = SlugRegistry(conn, ARTISTS)
             self.artwork_slugs = SlugRegistry(conn, ARTWORKS)
             self.genes = GeneRegistry(conn, self.now)
+            self.resolver = ArtistResolver(conn, "tate")
         # Taken before this run allocates any slug: the rows already in the database.
-        self.batch = Batch(stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id))
+        self.batch = Batch(
+            stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
+            resolver=self.resolver,
+        )
         # Tate artist id -> the artist's number of works at Tate ("totalWorks"), for iconicity.
         self.total_works: dict[Any, int] = {}
         # Works per first contributor in this run's input: the count where "totalWorks" is
         # missing (artist_data.csv has none).
         self.works_here = works_here
-        # Artists a link may point at: those of the artists file when this run has one (so a
-        # re-run reports the same missing contributors), else those already in the database.
-        self.known_artists: set[str] = set() if with_artists else set(self.artist_slugs.by_id)
+        # Tate artist ids a link may point at: those of the artists file when this run has one
+        # (so a re-run reports the same missing contributors), else those already stored.
+        self.known_artists: set[str] = set() if with_artists else set(self.resolver.stored)
 
     def flush(self) -> None:
         """Write the gathered batch."""
@@ -201,7 +207,6 @@ class _TateLoader:
         name = as_text(record.get("fc")) or as_text(record.get("mda"))
         if not name:
             raise ValueError("artist without a name")
-        artist_id = stable_id("tate", "artist", tate_id)
         birth = record.get("birth") or {}
         death = record.get("death") or {}
         active = record.get("activePlaces") or []
@@ -209,6 +214,10 @@ class _TateLoader:
         birth_year = parse_year((birth.get("time") or {}).get("startYear"))
         if birth_year is None:
             birth_year = parse_year(record.get("birthYear"))
+        death_year = parse_year((death.get("time") or {}).get("startYear"))
+        # The key comes from "mda", the name both the JSON and the CSV give.
+        key_name = as_text(record.get("mda")) or name
+        artist_id = self.resolver.artist_id(tate_id, key_name, birth_year, death_year)
         row = artist_row(
             artist_id=artist_id,
             slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
@@ -217,7 +226,7 @@ class _TateLoader:
             sortable_name=record.get("mda"),
             gender=record.get("gender"),
             birth_year=birth_year,
-            death_year=parse_year((death.get("time") or {}).get("startYear")),
+            death_year=death_year,
             hometown=birth_place,
             location=_name(death.get("place")) or (_name(active[0]) if active else None),
             nationality=nationality_from_place(birth_place),
@@ -235,7 +244,7 @@ class _TateLoader:
             {"artist_id": artist_id, "gene_id": g} for g in sorted(filter(None, gene_ids))
         )
         self.total_works[tate_id] = total_works
-        self.known_artists.add(artist_id)
+        self.known_artists.add(str(tate_id))
 
     # Artworks
 
@@ -320,9 +329,10 @@ class _TateLoader:
             if tate_id is None:
                 self.report.warn(file, line, "contributor without an id: link skipped")
                 continue
-            artist_id = stable_id("tate", "artist", tate_id)
-            if artist_id not in self.known_artists:
-                self._stub_artist(artist_id, contributor, file, line)
+            known = str(tate_id) in self.known_artists
+            artist_id = self.resolver.lookup(tate_id) if known else None
+            if artist_id is None:
+                artist_id = self._stub_artist(contributor, file, line)
             links.setdefault(
                 artist_id,
                 {
@@ -334,16 +344,17 @@ class _TateLoader:
             )
         return list(links.values())
 
-    def _stub_artist(
-        self, artist_id: str, contributor: dict[str, Any], file: str, line: int
-    ) -> None:
+    def _stub_artist(self, contributor: dict[str, Any], file: str, line: int) -> str:
         """Create an artist from a contributor missing from the artists file (once per run)."""
         name = (
             as_text(contributor.get("fc"))
             or as_text(contributor.get("mda"))
             or f"Tate artist {contributor['id']}"
         )
-        self.known_artists.add(artist_id)
+        birth_year = parse_year(contributor.get("birthYear"))
+        key_name = as_text(contributor.get("mda")) or name
+        artist_id = self.resolver.artist_id(contributor["id"], key_name, birth_year, None)
+        self.known_artists.add(str(contributor["id"]))
         self.report.warn(
             file,
             line,
@@ -357,8 +368,9 @@ class _TateLoader:
             now=self.now,
             sortable_name=contributor.get("mda"),
             gender=contributor.get("gender"),
-            birth_year=parse_year(contributor.get("birthYear")),
+            birth_year=birth_year,
         )
+        return artist_id
 
     def _gene_ids(self, record: dict[str, Any]) -> list[str]:
         """Return the ids of the record's movements and level 0/1 subjects, in first-seen order."""

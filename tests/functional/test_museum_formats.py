@@ -139,7 +139,7 @@ def test_cmoa_per_object_bulk_json_and_csv_give_one_catalog(
 def test_cmoa_clone_slice_loads_both_sets(clean_db: Engine) -> None:
     report = load_cmoa(clean_db, CMOA, progress=False)
     assert report.ok, report.summary()
-    assert report.counts["artworks"] == 150
+    assert report.counts["artworks"] == 155
     assert {i.file.split("/")[0] for i in report.warnings} <= {"cmoa", "teenie"}
 
 
@@ -152,7 +152,7 @@ def test_cli_names_the_bad_file_and_writes_nothing(tmp_path: Path) -> None:
     good_env = instance_env(tmp_path / "good")
     ok = runner.invoke(main, ["load", "cmoa", str(CMOA), "--no-progress"], env=good_env)
     assert ok.exit_code == 0, ok.output
-    assert "artworks 150" in ok.output
+    assert "artworks 155" in ok.output
 
     bad = tmp_path / "bad"
     shutil.copytree(CMOA / "cmoa", bad / "cmoa")

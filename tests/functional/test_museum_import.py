@@ -228,7 +228,7 @@ def test_cmoa_sample(
 ) -> None:
     report = load_cmoa(clean_db, sample_dir / "cmoa", progress=False)
     assert report.ok, report.summary()
-    assert report.counts["artworks"] == 150  # 130 cmoa + 20 teenie
+    assert report.counts["artworks"] == 155  # 135 cmoa + 20 teenie
     with sessions_clean() as session:
         bowl = session.scalars(select(Artwork).where(Artwork.slug == "cmoa-2004-37-a-b")).one()
         assert bowl.title == "Punch bowl with lid"
@@ -278,11 +278,11 @@ def test_cmoa_sample(
 def test_second_load_changes_nothing(clean_db: Engine, sample_dir: Path) -> None:
     load_samples(clean_db, sample_dir)
     before = table_counts(clean_db)
-    assert before["artworks"] == 500
+    assert before["artworks"] == 505
     tate, cmoa = load_samples(clean_db, sample_dir)
     assert table_counts(clean_db) == before
     assert not tate.changed and not cmoa.changed, (tate.summary(), cmoa.summary())
-    assert tate.counts["artworks"] == 350 and cmoa.counts["artworks"] == 150
+    assert tate.counts["artworks"] == 350 and cmoa.counts["artworks"] == 155
 
 
 def test_bad_records_are_reported_and_skipped(

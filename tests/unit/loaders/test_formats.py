@@ -76,7 +76,7 @@ def test_tate_layouts_richest_first(tmp_path: Path) -> None:
 def test_cmoa_layouts(tmp_path: Path) -> None:
     streams = cmoa_streams(CMOA)
     assert [s.label for s in streams] == ["cmoa/", "teenie/"]
-    assert [len(read_all(s)[0]) for s in streams] == [130, 20]
+    assert [len(read_all(s)[0]) for s in streams] == [135, 20]
 
     bulk = tmp_path / "bulk"
     bulk.mkdir()
