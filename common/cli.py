@@ -117,16 +117,36 @@ def load_cmoa_cmd(path: Path, no_progress: bool) -> None:
     _import_museum("cmoa", path, no_progress)
 
 
+@load.command("moma-artists")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--no-progress", is_flag=True)
+def load_moma_artists_cmd(path: Path, no_progress: bool) -> None:
+    """Add MoMA's artist details to the artists already in the catalog, from PATH.
+
+    
+    PATH is MoMA's CC0 Artists.csv[.gz] (https://github.com/MuseumofModernArt/collection),
+    or a clone of that repository. Each row is matched to a catalog artist by name AND
+    life dates (never by name alone), which gains MoMA's nationality, dates and gender
+    where the museums give none, and its MoMA, Wikidata and ULAN identifiers.
+
+    It never creates artists: MoMA's works are not in the catalog, and an artist without
+    works would lead nowhere. Load the museums (tate, cmoa) first; run it again after
+    loading another museum (a re-run changes nothing else).
+    """
+    _import_museum("moma-artists", path, no_progress)
+
+
 def _import_museum(museum: str, path: Path, no_progress: bool) -> None:
     """Run one museum importer; an unreadable input is an error that changed nothing."""
     from common.db import make_engine, upgrade
     from common.loaders.cmoa import load_cmoa
+    from common.loaders.moma import load_moma_artists
     from common.loaders.source import LoadError
     from common.loaders.tate import load_tate
 
     settings = _settings()
     upgrade(settings)
-    loader = load_tate if museum == "tate" else load_cmoa
+    loader = {"tate": load_tate, "cmoa": load_cmoa, "moma-artists": load_moma_artists}[museum]
     try:
         report = loader(make_engine(settings), path, progress=not no_progress)
     except (LoadError, FileNotFoundError) as exc:

@@ -11,19 +11,20 @@ The rule, the same for every source (Tate, CMoA, MoMA's ``Artists.csv``):
    ``Ai, Weiwei``). Tate's key is taken from its "Surname, Forename" name (``mda``), the one
    both its JSON and its CSV give; CMoA's from ``full_name``; MoMA's from ``DisplayName``.
 2. **Life dates.** A record is reconciled only when it has a birth year: the person is the
-   name key *and* the birth year, never the name alone (there are many John Smiths, and a few
-   born in the same year; there are few with the same name born in the same year who also
-   died in different years). Death years must agree too where both sources give one (within a
-   year, as sources round differently); if they do not, the record stays on its own.
+   name key *and* the birth year, never the name alone (there are many John Smiths). Death
+   years must agree too where both sources give one (within a year, as sources round
+   differently); if they do not, the record stays on its own.
 3. **Identity.** A reconciled artist's id is ``stable_id("artist", name key, birth year)``: it
    depends on the person, not on which museum came first, so any import order gives the same
    artists. A record without a birth year (or whose death year contradicts the artist of its
    key) keeps its source's own id, ``stable_id(source, "artist", source id)``, as before.
-4. **Fields.** Every source's identifier is kept (``artist_sources``). Where sources disagree
-   on a field, the highest-ranked source that gives a value wins (``SOURCE_RANK``: Tate, then
-   CMoA, then MoMA); an empty value never erases one. Only the slug stays as first allocated,
-   because links to it must keep working: of two artists with one name (not reconciled), the
-   first imported gets the bare slug and the other a suffixed one.
+4. **Fields.** Every source's identifier is kept (``artist_sources``), with what that source
+   says of the artist (its ``fields``). The artist's name, dates, places and nationality are
+   merged from these records each time one is written: for each column, the value of the
+   best-ranked source that gives one (``SOURCE_RANK``: Tate, then CMoA, then MoMA); an empty
+   value never erases one. The result depends on the records, not on their order. Only the
+   slug stays as first allocated, because links to it must keep working: of two artists with
+   one name (not reconciled), the first imported gets the bare slug, the other a suffixed one.
 
 Initials are not expanded (``J. M. W. Turner`` is not ``Joseph Mallord William Turner``):
 that would match on surname and dates alone.
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, select
@@ -65,6 +65,8 @@ TITLES = frozenset(
     | {"obe", "cbe", "mbe", "kbe", "dbe", "om", "ch", "rws", "ara"}
 )
 DEATH_TOLERANCE = 1  # years
+# Described columns stored as "" rather than NULL when unknown.
+NOT_NULL_TEXT = frozenset({"sortable_name", "birthday", "deathday"})
 _ASIDE = re.compile(r"[\"\u201c\u201d][^\"\u201c\u201d]*[\"\u201c\u201d]|`[^`']*'|\([^)]*\)?")
 _APOSTROPHES = re.compile(r"['\u2019`]")
 _NOT_WORD = re.compile(r"[^\w]+")
@@ -111,37 +113,46 @@ def _empty(value: Any) -> bool:
     return value is None or value == ""
 
 
-@dataclass
-class Known:
-    """What a load needs to know of an artist already stored."""
+def rank(source: str) -> int:
+    """Return a source's rank: lower wins where sources disagree."""
+    return SOURCE_RANK.get(source, len(SOURCE_RANK))
 
-    death_year: int | None
-    sources: set[str]
+
+def merge_fields(records: list[tuple[int, Row]]) -> Row:
+    """Return each described column's first non-empty value, best rank first (rule 4)."""
+    ordered = [fields for _, fields in sorted(records, key=lambda r: r[0])]
+    merged: Row = {}
+    for column in DESCRIBED:
+        values = (f.get(column) for f in ordered)
+        merged[column] = next((v for v in values if not _empty(v)), None)
+    return merged
 
 
 class ArtistResolver:
     """Decide the catalog artist of each source record, for one load of one source.
 
-    Reads once, at the start, the stored artists' death years and every source identifier,
-    so deciding costs no query; ``merge`` reads the stored rows of one batch.
+    Reads once, at the start, the stored artists' death years and this source's identifiers,
+    so deciding costs no query; ``merge`` reads the other sources' records of one batch.
     """
 
     def __init__(self, conn: Connection, source: str) -> None:
         self.source = source
-        self.known: dict[str, Known] = {
-            row.id: Known(year_of(row.deathday), set())
+        # Stored and resolved artists -> death year, to tell namesakes apart.
+        self.deaths: dict[str, int | None] = {
+            row.id: year_of(row.deathday)
             for row in conn.execute(select(_ARTISTS.c.id, _ARTISTS.c.deathday))
         }
         # This source's identifiers -> artist id, as stored.
-        self.stored: dict[str, str] = {}
-        for src, src_id, artist_id in conn.execute(select(ARTIST_SOURCES)):
-            if artist_id in self.known:
-                self.known[artist_id].sources.add(src)
-            if src == source:
-                self.stored[src_id] = artist_id
-        # Identifiers resolved in this run -> artist id; and those not yet written.
+        query = select(ARTIST_SOURCES.c.source_id, ARTIST_SOURCES.c.artist_id).where(
+            ARTIST_SOURCES.c.source == source
+        )
+        self.stored: dict[str, str] = {row.source_id: row.artist_id for row in conn.execute(query)}
+        # Identifiers resolved in this run -> artist id; those not yet written; what this
+        # source says of each (its record); and the identifier behind each artist row.
         self.resolved: dict[str, str] = {}
         self.pending: dict[str, str] = {}
+        self.records: dict[str, Row] = {}
+        self.row_keys: dict[str, str] = {}
 
     def artist_id(
         self, source_id: Any, name: str | None, birth_year: int | None, death_year: int | None
@@ -152,21 +163,37 @@ class ArtistResolver:
         if found is not None:
             return found
         artist_id = reconciled_id(name, birth_year)
-        known = self.known.get(artist_id) if artist_id else None
         if artist_id is None or (
-            known is not None and not compatible_deaths(known.death_year, death_year)
+            artist_id in self.deaths and not compatible_deaths(self.deaths[artist_id], death_year)
         ):
             artist_id = stable_id(self.source, "artist", key)
-        entry = self.known.setdefault(artist_id, Known(death_year, set()))
-        if entry.death_year is None:
-            entry.death_year = death_year
+        if self.deaths.get(artist_id) is None:
+            self.deaths[artist_id] = death_year
         self.resolved[key] = self.pending[key] = artist_id
+        return artist_id
+
+    def match(
+        self, source_id: Any, name: str | None, birth_year: int | None, death_year: int | None
+    ) -> str | None:
+        """Return the stored artist a record describes by the rule, or ``None``; never create."""
+        artist_id = reconciled_id(name, birth_year)
+        if artist_id is None or artist_id not in self.deaths:
+            return None
+        if not compatible_deaths(self.deaths[artist_id], death_year):
+            return None
+        self.resolved[str(source_id)] = self.pending[str(source_id)] = artist_id
         return artist_id
 
     def lookup(self, source_id: Any) -> str | None:
         """Return the artist of an identifier resolved in this run or stored, if any."""
         key = str(source_id)
         return self.resolved.get(key) or self.stored.get(key)
+
+    def describe(self, source_id: Any, row: Row) -> None:
+        """Remember what this source says of an artist (the described columns of its row)."""
+        key = str(source_id)
+        self.records[key] = {c: row[c] for c in DESCRIBED if c in row and not _empty(row[c])}
+        self.row_keys[self.resolved[key]] = key
 
     def take_source_rows(self, existing: set[str]) -> list[Row]:
         """Return (once) the ``artist_sources`` rows resolved since, of artists in ``existing``.
@@ -178,34 +205,52 @@ class ArtistResolver:
         for key in ready:
             del self.pending[key]
         return [
-            {"source": self.source, "source_id": source_id, "artist_id": artist_id}
+            {
+                "source": self.source,
+                "source_id": source_id,
+                "artist_id": artist_id,
+                "fields": self.records.get(source_id, {}),
+            }
             for source_id, artist_id in ready.items()
         ]
 
-    def outranks(self, artist_id: str) -> bool:
-        """Tell whether this source's values win over the stored ones of ``artist_id``."""
-        rank = SOURCE_RANK.get(self.source, len(SOURCE_RANK))
-        others = (self.known.get(artist_id) or Known(None, set())).sources - {self.source}
-        return all(rank <= SOURCE_RANK.get(s, len(SOURCE_RANK)) for s in others)
+    def merge(
+        self,
+        conn: Connection,
+        rows: list[Row],
+        stored: set[str],
+        gaps: frozenset[str] = frozenset(),
+    ) -> None:
+        """Set each row's described columns from every source's record, in place (rule 4).
 
-    def merge(self, conn: Connection, rows: list[Row], stored: set[str]) -> None:
-        """Merge each row with the stored artist of its id, in place (rule 4)."""
+        ``gaps`` are columns this run's format does not carry (Tate's CSV has no display
+        name): this source's stored record keeps its values for them.
+        """
         ids = [row["id"] for row in rows if row["id"] in stored]
-        existing: dict[str, Row] = {}
-        columns = [_ARTISTS.c.id, *(_ARTISTS.c[c] for c in DESCRIBED)]
+        others: dict[str, list[tuple[int, Row]]] = {}
+        own: dict[str, Row] = {}
+        table = ARTIST_SOURCES
         for part in chunks(ids, IN_CHUNK):
-            for found in conn.execute(select(*columns).where(_ARTISTS.c.id.in_(part))).mappings():
-                existing[found["id"]] = dict(found)
+            query = select(table.c.artist_id, table.c.source, table.c.source_id, table.c.fields)
+            for found in conn.execute(query.where(table.c.artist_id.in_(part))):
+                if found.source == self.source and found.source_id == self.row_keys.get(
+                    found.artist_id
+                ):
+                    own[found.artist_id] = found.fields or {}
+                else:
+                    records = others.setdefault(found.artist_id, [])
+                    records.append((rank(found.source), found.fields or {}))
         for row in rows:
-            old = existing.get(row["id"])
-            if old is None:
-                continue
-            wins = self.outranks(row["id"])
+            key = self.row_keys.get(row["id"])
+            record = self.records.get(key, {}) if key is not None else {}
+            kept = own.get(row["id"], {})
+            for column in gaps & set(DESCRIBED):
+                if not _empty(kept.get(column)):
+                    record[column] = kept[column]
+            if key is not None:  # in column order: SQLite compares JSON as text
+                self.records[key] = {c: record[c] for c in DESCRIBED if c in record}
+            # This source first among equals: its record is the one being loaded.
+            merged = merge_fields([(rank(self.source), record), *others.get(row["id"], [])])
             for column in DESCRIBED:
-                if _empty(row[column]) or (not wins and not _empty(old[column])):
-                    row[column] = old[column]
-
-    def saw(self, artist_ids: set[str]) -> None:
-        """Note that this source now describes ``artist_ids`` (after they are written)."""
-        for artist_id in artist_ids:
-            self.known.setdefault(artist_id, Known(None, set())).sources.add(self.source)
+                default = "" if column in NOT_NULL_TEXT else None
+                row[column] = merged[column] if merged[column] is not None else default

@@ -87,7 +87,7 @@ class Batch:
             if self.artists:
                 rows = list(self.artists.values())
                 if self.resolver is not None:
-                    self.resolver.merge(conn, rows, self.stored)
+                    self.resolver.merge(conn, rows, self.stored, self.artist_insert_only)
                 changed = upsert(
                     conn, ARTISTS, rows, insert_only=INSERT_ONLY | self.artist_insert_only
                 )
@@ -135,8 +135,6 @@ class Batch:
                 ):  # fmt: skip
                     changed = sync_children(conn, table, "artwork_id", ids, rows, key=key)
                     report.add(kind, len(rows), changed)
-        if self.resolver is not None:
-            self.resolver.saw(set(self.artists) | set(self.stub_artists))
         self.stored.update(self.artists)
         self.stored.update(self.stub_artists)
         self.stored.update(row["id"] for row in self.artworks)

@@ -249,7 +249,8 @@ class _CmoaLoader:
             for position, (template, versions) in enumerate(map(_image, urls[1:]), start=1)
         ]
         # Everything is built; only now touch the batch, so a bad record leaves no trace.
-        for artist in artists:
+        for cmoa_artist, artist in artists:
+            self.resolver.describe(cmoa_artist, artist)
             self.batch.artists[artist["id"]] = artist
             self.artists_seen.add(artist["id"])
         self.batch.artworks.append(row)
@@ -261,9 +262,9 @@ class _CmoaLoader:
 
     def _creators(
         self, artwork_id: str, creators: list[dict[str, Any]], file: str, line: int
-    ) -> tuple[list[Row], list[Row]]:
-        """Return the rows of creators new to this run and the object's artist links."""
-        artists: list[Row] = []
+    ) -> tuple[list[tuple[str, Row]], list[Row]]:
+        """Return ``(CMoA id, row)`` of creators new to this run and the object's links."""
+        artists: list[tuple[str, Row]] = []
         links: dict[str, Row] = {}
         for creator in creators:
             cmoa_artist = creator.get("artist_id")
@@ -277,19 +278,22 @@ class _CmoaLoader:
             if artist_id not in self.artists_seen and artist_id not in links:
                 nationality = as_text(creator.get("nationality"))
                 artists.append(
-                    artist_row(
-                        artist_id=artist_id,
-                        slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
-                        name=name,
-                        now=self.now,
-                        sortable_name=as_text(creator.get("cited_name")),
-                        birth_year=birth_year,
-                        death_year=death_year,
-                        hometown=as_text(creator.get("birth_place")),
-                        location=as_text(creator.get("death_place")),
-                        nationality=None
-                        if (nationality or "").casefold() in NO_NATIONALITY
-                        else nationality,
+                    (
+                        cmoa_artist,
+                        artist_row(
+                            artist_id=artist_id,
+                            slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
+                            name=name,
+                            now=self.now,
+                            sortable_name=as_text(creator.get("cited_name")),
+                            birth_year=birth_year,
+                            death_year=death_year,
+                            hometown=as_text(creator.get("birth_place")),
+                            location=as_text(creator.get("death_place")),
+                            nationality=None
+                            if (nationality or "").casefold() in NO_NATIONALITY
+                            else nationality,
+                        ),
                     )
                 )
             links.setdefault(

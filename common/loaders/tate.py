@@ -231,6 +231,7 @@ class _TateLoader:
             location=_name(death.get("place")) or (_name(active[0]) if active else None),
             nationality=nationality_from_place(birth_place),
         )
+        self.resolver.describe(tate_id, row)
         movements = [m.get("name") for m in record.get("movements") or []]
         gene_ids = {self.genes.gene_id("movement", name) for name in movements}
         if "totalWorks" in record:
@@ -361,7 +362,7 @@ class _TateLoader:
             f"contributor {contributor['id']} ({name}) is not in the artists file: "
             "created a minimal artist from the contribution",
         )
-        self.batch.stub_artists[artist_id] = artist_row(
+        stub = self.batch.stub_artists[artist_id] = artist_row(
             artist_id=artist_id,
             slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
             name=name,
@@ -370,6 +371,7 @@ class _TateLoader:
             gender=contributor.get("gender"),
             birth_year=birth_year,
         )
+        self.resolver.describe(contributor["id"], stub)
         return artist_id
 
     def _gene_ids(self, record: dict[str, Any]) -> list[str]:

@@ -81,6 +81,9 @@ class ArtistSource(Base):
     source: Mapped[str] = mapped_column(String(20), primary_key=True)
     source_id: Mapped[str] = mapped_column(String(200), primary_key=True)
     artist_id: Mapped[str] = FK("artists.id")
+    # What this source says of the artist (name, dates, places...): the artist's columns are
+    # merged from these by source rank, so the order of imports does not matter.
+    fields: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
 
 
 class Artwork(Timestamps, ImageFields, Base):

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 import common.models.base
+from sqlalchemy.dialects import postgresql
 
 
 revision: str = '0005'
@@ -25,6 +26,7 @@ def upgrade() -> None:
     sa.Column('source', sa.String(length=20), nullable=False),
     sa.Column('source_id', sa.String(length=200), nullable=False),
     sa.Column('artist_id', sa.String(length=24), nullable=False),
+    sa.Column('fields', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
     sa.ForeignKeyConstraint(['artist_id'], ['artists.id'], name=op.f('fk_artist_sources_artist_id_artists'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('source', 'source_id', name=op.f('pk_artist_sources'))
     )
