@@ -36,14 +36,15 @@ import re
 import unicodedata
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, select
+from sqlalchemy import Connection, Table, delete, exists, select
 
 from common.ids import stable_id
 from common.loaders.bulk import IN_CHUNK, Row, chunks
-from common.models.catalog import Artist, ArtistSource
+from common.models.catalog import Artist, ArtistSource, ArtworkArtist
 
 ARTIST_SOURCES = cast(Table, ArtistSource.__table__)
 _ARTISTS = cast(Table, Artist.__table__)
+_LINKS = cast(Table, ArtworkArtist.__table__)
 
 # Lower rank wins a disagreement; identifiers-only sources (Wikidata, ULAN) describe nothing.
 SOURCE_RANK = {"tate": 0, "cmoa": 1, "moma": 2}
@@ -147,6 +148,10 @@ class ArtistResolver:
             ARTIST_SOURCES.c.source == source
         )
         self.stored: dict[str, str] = {row.source_id: row.artist_id for row in conn.execute(query)}
+        # Artists stored under this source's own id (a catalog loaded before reconciliation)
+        # whose record now resolves to another artist: retired once their works have moved.
+        self.existing = frozenset(self.deaths)
+        self.superseded: set[str] = set()
         # Identifiers resolved in this run -> artist id; those not yet written; what this
         # source says of each (its record); and the identifier behind each artist row.
         self.resolved: dict[str, str] = {}
@@ -167,6 +172,9 @@ class ArtistResolver:
             artist_id in self.deaths and not compatible_deaths(self.deaths[artist_id], death_year)
         ):
             artist_id = stable_id(self.source, "artist", key)
+        own_id = stable_id(self.source, "artist", key)
+        if own_id != artist_id and own_id in self.existing:
+            self.superseded.add(own_id)
         if self.deaths.get(artist_id) is None:
             self.deaths[artist_id] = death_year
         self.resolved[key] = self.pending[key] = artist_id
@@ -183,6 +191,16 @@ class ArtistResolver:
             return None
         self.resolved[str(source_id)] = self.pending[str(source_id)] = artist_id
         return artist_id
+
+    def retire_superseded(self, conn: Connection) -> int:
+        """Delete the superseded artists that no work and no source names any more."""
+        retired = 0
+        for part in chunks(sorted(self.superseded), IN_CHUNK):
+            linked = exists().where(_LINKS.c.artist_id == _ARTISTS.c.id)
+            named = exists().where(ARTIST_SOURCES.c.artist_id == _ARTISTS.c.id)
+            stmt = delete(_ARTISTS).where(_ARTISTS.c.id.in_(part), ~linked, ~named)
+            retired += max(conn.execute(stmt).rowcount, 0)
+        return retired
 
     def lookup(self, source_id: Any) -> str | None:
         """Return the artist of an identifier resolved in this run or stored, if any."""

@@ -167,6 +167,9 @@ class _CmoaLoader:
         """Write what is left and recompute the artists' artwork counts."""
         self.batch.flush(self.engine, self.genes, self.report)
         with self.engine.begin() as conn:
+            retired = self.resolver.retire_superseded(conn)
+            if retired:
+                self.report.add("artists merged away", retired, retired)
             recount_artists(conn, self.now)
         analyze(self.engine)
 

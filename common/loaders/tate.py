@@ -173,6 +173,9 @@ class _TateLoader:
         """Write what is left and recompute the artists' artwork counts."""
         self.flush()
         with self.engine.begin() as conn:
+            retired = self.resolver.retire_superseded(conn)
+            if retired:
+                self.report.add("artists merged away", retired, retired)
             recount_artists(conn, self.now)
         analyze(self.engine)
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
+from common.ids import stable_id
 from common.loaders.cmoa import load_cmoa
 from common.loaders.tate import load_tate
 from tests.conftest import truncate_all
@@ -137,3 +138,38 @@ def test_the_same_name_with_other_dates_is_another_artist(
             text("SELECT birth_year FROM artists WHERE name = 'William Blake' ORDER BY 1")
         ).scalars()
         assert list(blakes) == [1757, 1857]
+
+
+def test_a_catalog_loaded_before_reconciliation_is_merged_on_the_next_import(
+    clean_db: Engine, sample_dir: Path
+) -> None:
+    load(clean_db, sample_dir, ("tate",))
+    # As the importer left it before artists were reconciled: Gainsborough under Tate's own id.
+    legacy = stable_id("tate", "artist", "199")
+    with clean_db.begin() as conn:
+        current = conn.execute(text("SELECT id FROM artists WHERE name = 'Thomas Gainsborough'"))
+        [artist_id] = current.scalars()
+        conn.execute(
+            text(
+                "INSERT INTO artists (id, slug, name, sortable_name, birthday, deathday, "
+                "target_supply, artworks_count, published_artworks_count, image_versions, "
+                "created_at, updated_at) SELECT :legacy, 'thomas-gainsborough-old', name, "
+                "sortable_name, birthday, deathday, target_supply, artworks_count, "
+                "published_artworks_count, image_versions, created_at, updated_at "
+                "FROM artists WHERE id = :a"
+            ),
+            {"legacy": legacy, "a": artist_id},
+        )
+        conn.execute(
+            text("UPDATE artwork_artists SET artist_id = :legacy WHERE artist_id = :a"),
+            {"legacy": legacy, "a": artist_id},
+        )
+    report = load_tate(clean_db, sample_dir / "tate", progress=False)
+    assert report.changed["artists merged away"] == 1, report.summary()
+    with clean_db.connect() as conn:
+        names = conn.execute(text("SELECT id FROM artists WHERE name = 'Thomas Gainsborough'"))
+        assert list(names.scalars()) == [artist_id]
+        links = conn.execute(
+            text("SELECT count(*) FROM artwork_artists WHERE artist_id = :a"), {"a": artist_id}
+        )
+        assert links.scalar_one() > 0
