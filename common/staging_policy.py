@@ -129,6 +129,7 @@ POLICY: dict[str, Rule] = {
     # The search index: rebuilt from the copied catalog, so it indexes nothing that did not cross.
     "search_documents": Rule(Action.REBUILD, "the search index, rebuilt from the copied rows"),
     "search_words": Rule(Action.REBUILD, "the index's vocabulary, rebuilt with it"),
+    "search_names": Rule(Action.REBUILD, "the index's artist name keys, rebuilt with it"),
 }
 
 

@@ -1,4 +1,4 @@
-"""artist sources: one person, every source identifier
+"""artist sources: one person, every source identifier; search name keys
 
 Revision ID: 0005
 Revises: 0004
@@ -33,10 +33,17 @@ def upgrade() -> None:
     with op.batch_alter_table('artist_sources', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_artist_sources_artist_id'), ['artist_id'], unique=False)
 
+    op.create_table('search_names',
+    sa.Column('key', sa.String(length=200), nullable=False),
+    sa.Column('resource_id', sa.String(length=24), nullable=False),
+    sa.PrimaryKeyConstraint('key', 'resource_id', name=op.f('pk_search_names'))
+    )
+
 
 
 def downgrade() -> None:
     """Revert this migration."""
+    op.drop_table('search_names')
     with op.batch_alter_table('artist_sources', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_artist_sources_artist_id'))
 
