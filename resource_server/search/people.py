@@ -89,14 +89,15 @@ def find_people(conn: Connection, query: ParsedQuery) -> tuple[int, ...]:
     if not query.words or (query.kinds and "artist" not in query.kinds):
         return ()
     docs = _DOCUMENTS
+    # No ORDER BY/LIMIT in SQL: with them SQLite walks every artist document in id order
+    # instead of starting from the key; the few named artists are sorted here.
     stmt = (
         select(docs.c.id)
-        .join(NAMES, and_(docs.c.kind == "artist", docs.c.resource_id == NAMES.c.resource_id))
+        .select_from(NAMES)
+        .join(docs, and_(docs.c.kind == "artist", docs.c.resource_id == NAMES.c.resource_id))
         .where(NAMES.c.key == query_key(query))
-        .order_by(docs.c.id)
-        .limit(MAX_PEOPLE)
     )
-    return tuple(conn.execute(stmt).scalars())
+    return tuple(sorted(conn.execute(stmt).scalars())[:MAX_PEOPLE])
 
 
 def write_names(conn: Connection, documents: list[Row]) -> int:
