@@ -118,8 +118,8 @@ def write_documents(conn: Connection, rows: list[Row]) -> tuple[int, int]:
     # Writing first takes SQLite's write lock before anything else is read in the transaction.
     written = upsert(conn, DOCUMENTS, rows, key=("kind", "resource_id"), insert_only=frozenset())
     removed = _remove_stale(conn, {(r["kind"], r["resource_id"]) for r in rows})
-    write_names(conn, rows)
-    if written or removed:
+    names = write_names(conn, rows)
+    if written or removed or names:
         engine_for(conn).sync(conn)
     return written, removed
 

@@ -61,6 +61,7 @@ _SYNC = (
        ]) AS i""",
     "ANALYZE search_documents",
     "ANALYZE search_words",
+    "ANALYZE search_names",
 )
 
 
