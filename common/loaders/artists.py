@@ -13,7 +13,10 @@ The rule, the same for every source (Tate, CMoA, MoMA's ``Artists.csv``):
 2. **Life dates.** A record is reconciled only when it has a birth year: the person is the
    name key *and* the birth year, never the name alone (there are many John Smiths). Death
    years must agree too where both sources give one (within a year, as sources round
-   differently); if they do not, the record stays on its own.
+   differently); if they do not, the record stays on its own, under its source's id. Which
+   of the two keeps the reconciled id does not depend on the order either: the record of the
+   better-ranked source (rule 4). When it comes second, the artist already there moves to its
+   own source's id, with its works and identifiers.
 3. **Identity.** A reconciled artist's id is ``stable_id("artist", name key, birth year)``: it
    depends on the person, not on which museum came first, so any import order gives the same
    artists. A record without a birth year (or whose death year contradicts the artist of its
@@ -36,15 +39,17 @@ import re
 import unicodedata
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, delete, exists, select
+from sqlalchemy import Connection, Table, delete, exists, insert, select, update
 
 from common.ids import stable_id
 from common.loaders.bulk import IN_CHUNK, Row, chunks
-from common.models.catalog import Artist, ArtistSource, ArtworkArtist
+from common.loaders.slugs import SlugRegistry
+from common.models.catalog import Artist, ArtistGene, ArtistSource, ArtworkArtist
 
 ARTIST_SOURCES = cast(Table, ArtistSource.__table__)
 _ARTISTS = cast(Table, Artist.__table__)
 _LINKS = cast(Table, ArtworkArtist.__table__)
+_GENES = cast(Table, ArtistGene.__table__)
 
 # Lower rank wins a disagreement; identifiers-only sources (Wikidata, ULAN) describe nothing.
 SOURCE_RANK = {"tate": 0, "cmoa": 1, "moma": 2}
@@ -148,6 +153,15 @@ class ArtistResolver:
             ARTIST_SOURCES.c.source == source
         )
         self.stored: dict[str, str] = {row.source_id: row.artist_id for row in conn.execute(query)}
+        # Every stored identifier by artist, and the artists to move off a reconciled id
+        # (reconciled id -> the id they move to), for a better-ranked namesake (rule 2).
+        self.holders: dict[str, set[tuple[str, str]]] = {}
+        for row in conn.execute(select(ARTIST_SOURCES.c.source, ARTIST_SOURCES.c.source_id,
+                                       ARTIST_SOURCES.c.artist_id)):  # fmt: skip
+            self.holders.setdefault(row.artist_id, set()).add((row.source, row.source_id))
+        self.evictions: dict[str, str] = {}
+        # Set by the loader: slugs for the artists that move.
+        self.slugs: SlugRegistry | None = None
         # Artists stored under this source's own id (a catalog loaded before reconciliation)
         # whose record now resolves to another artist: retired once their works have moved.
         self.existing = frozenset(self.deaths)
@@ -169,7 +183,9 @@ class ArtistResolver:
             return found
         artist_id = reconciled_id(name, birth_year)
         if artist_id is None or (
-            artist_id in self.deaths and not compatible_deaths(self.deaths[artist_id], death_year)
+            artist_id in self.deaths
+            and not compatible_deaths(self.deaths[artist_id], death_year)
+            and not self._evict(artist_id, death_year)
         ):
             artist_id = stable_id(self.source, "artist", key)
         own_id = stable_id(self.source, "artist", key)
@@ -179,6 +195,40 @@ class ArtistResolver:
             self.deaths[artist_id] = death_year
         self.resolved[key] = self.pending[key] = artist_id
         return artist_id
+
+    def _evict(self, artist_id: str, death_year: int | None) -> bool:
+        """Plan to move a namesake stored at ``artist_id`` away, if this source outranks it."""
+        holders = self.holders.get(artist_id, set())
+        museums = sorted((rank(s), s, i) for s, i in holders if s in SOURCE_RANK)
+        if not museums or any(rank(self.source) >= r for r, _, _ in museums):
+            return False
+        _, source, source_id = museums[0]
+        target = stable_id(source, "artist", source_id)
+        self.evictions[artist_id] = target
+        self.holders[target] = self.holders.pop(artist_id)
+        self.deaths[target], self.deaths[artist_id] = self.deaths[artist_id], death_year
+        return True
+
+    def move_evicted(self, conn: Connection) -> set[str]:
+        """Move the planned namesakes to their own ids, works and identifiers included.
+
+        Returns the ids they now have (rows that exist, for the batch's bookkeeping).
+        """
+        moved: set[str] = set()
+        for old, new in self.evictions.items():
+            row = conn.execute(select(_ARTISTS).where(_ARTISTS.c.id == old)).mappings().first()
+            if row is None:
+                continue
+            copy = dict(row) | {"id": new}
+            if self.slugs is not None:
+                copy["slug"] = self.slugs.slug_for(new, f"{row['slug']}-{new[:6]}")
+            conn.execute(insert(_ARTISTS), [copy])
+            for table in (_LINKS, _GENES, ARTIST_SOURCES):
+                stmt = update(table).where(table.c.artist_id == old).values(artist_id=new)
+                conn.execute(stmt)
+            moved.add(new)
+        self.evictions.clear()
+        return moved
 
     def match(
         self, source_id: Any, name: str | None, birth_year: int | None, death_year: int | None
@@ -207,11 +257,23 @@ class ArtistResolver:
         key = str(source_id)
         return self.resolved.get(key) or self.stored.get(key)
 
-    def describe(self, source_id: Any, row: Row) -> None:
-        """Remember what this source says of an artist (the described columns of its row)."""
+    def describe(self, source_id: Any, row: Row, *, stub: bool = False) -> None:
+        """Remember what this source says of an artist (the described columns of its row).
+
+        A ``stub`` (an artist known only from a link) never replaces this source's stored
+        record of the same identifier, which is fuller.
+        """
         key = str(source_id)
+        if stub and key in self.stored:
+            self.pending.pop(key, None)
+            return
         self.records[key] = {c: row[c] for c in DESCRIBED if c in row and not _empty(row[c])}
         self.row_keys[self.resolved[key]] = key
+
+    def held_by_others(self, artist_id: str) -> bool:
+        """Tell whether a stored artist is described by other sources only (not this one)."""
+        sources = {source for source, _ in self.holders.get(artist_id, set())}
+        return bool(sources) and self.source not in sources
 
     def take_source_rows(self, existing: set[str]) -> list[Row]:
         """Return (once) the ``artist_sources`` rows resolved since, of artists in ``existing``.

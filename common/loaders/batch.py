@@ -84,6 +84,10 @@ class Batch:
             return
         with engine.begin() as conn:
             genes.flush(conn, report)
+            if self.resolver is not None and self.resolver.evictions:
+                moved = self.resolver.move_evicted(conn)
+                report.add("artists moved off a namesake's record", len(moved), len(moved))
+                self.stored.update(moved)
             if self.artists:
                 rows = list(self.artists.values())
                 if self.resolver is not None:
@@ -94,6 +98,11 @@ class Batch:
                 report.add("artists", len(rows), changed)
             if self.stub_artists:
                 rows = list(self.stub_artists.values())
+                # A stub of an artist other museums describe adds what it knows, by rank.
+                held = [r for r in rows if self.resolver and self.resolver.held_by_others(r["id"])]
+                if held and self.resolver is not None:
+                    self.resolver.merge(conn, held, self.stored)
+                    upsert(conn, ARTISTS, held)
                 report.add("artists", len(rows), insert_missing(conn, ARTISTS, rows))
             if self.resolver is not None and self.resolver.pending:
                 existing = self.stored | set(self.artists) | set(self.stub_artists)

@@ -160,6 +160,7 @@ class _CmoaLoader:
             stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
             resolver=self.resolver,
         )
+        self.resolver.slugs = self.artist_slugs
         # Artists written by this run: the first object naming a creator describes it.
         self.artists_seen: set[str] = set()
 

@@ -156,6 +156,7 @@ class _TateLoader:
             stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
             resolver=self.resolver,
         )
+        self.resolver.slugs = self.artist_slugs
         # Tate artist id -> the artist's number of works at Tate ("totalWorks"), for iconicity.
         self.total_works: dict[Any, int] = {}
         # Works per first contributor in this run's input: the count where "totalWorks" is
@@ -374,7 +375,7 @@ class _TateLoader:
             gender=contributor.get("gender"),
             birth_year=birth_year,
         )
-        self.resolver.describe(contributor["id"], stub)
+        self.resolver.describe(contributor["id"], stub, stub=True)
         return artist_id
 
     def _gene_ids(self, record: dict[str, Any]) -> list[str]:

@@ -173,3 +173,36 @@ def test_a_catalog_loaded_before_reconciliation_is_merged_on_the_next_import(
             text("SELECT count(*) FROM artwork_artists WHERE artist_id = :a"), {"a": artist_id}
         )
         assert links.scalar_one() > 0
+
+
+def test_namesakes_with_other_death_years_are_told_apart_in_any_order(
+    clean_db: Engine, sample_dir: Path, tmp_path: Path
+) -> None:
+    # A CMoA "William Blake" born the same year as Tate's but dying later: the better-ranked
+    # museum (Tate) keeps the reconciled artist whichever is imported first.
+    record = (
+        sample_dir / "cmoa" / "cmoa" / "3e5aaa10-2375-4b5e-9531-cad8d9807a64.json"
+    ).read_text()
+    other = record.replace("1827-01-01", "1840-01-01").replace(
+        "3e5aaa10-2375-4b5e-9531-cad8d9807a64", "00000000-0000-4000-8000-000000000002"
+    )
+    creator = '"artist_id": "cmoa:parties/'
+    start = other.index(creator) + len(creator)
+    other = other[:start] + "00000000-0000-4000-8000-00000000000c" + other[start + 36 :]
+    folder = tmp_path / "cmoa"
+    folder.mkdir()
+    (folder / "other.json").write_text(other)
+
+    load(clean_db, sample_dir, ("tate",))
+    assert load_cmoa(clean_db, folder, progress=False).ok
+    tate_first = state(clean_db)
+    truncate_all(clean_db)
+    assert load_cmoa(clean_db, folder, progress=False).ok
+    report = load_tate(clean_db, sample_dir / "tate", progress=False)
+    assert report.changed["artists moved off a namesake's record"] == 1, report.summary()
+    assert state(clean_db) == tate_first
+    with clean_db.connect() as conn:
+        blakes = conn.execute(
+            text("SELECT deathday, artworks_count FROM artists WHERE name = 'William Blake'")
+        )
+        assert sorted(blakes.all()) == [("1827", 2), ("1840", 1)]
