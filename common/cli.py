@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -76,34 +78,121 @@ def load_demo_cmd(seed: int, artworks: int) -> None:
     click.echo(f"demo client id: {creds.client_id}\ndemo client secret: {creds.client_secret}")
 
 
-@load.command("tate")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--no-progress", is_flag=True)
-def load_tate_cmd(path: Path, no_progress: bool) -> None:
-    """Import the Tate collection (a folder with artworks.jsonl[.gz] and artists.jsonl[.gz])."""
-    from common.db import make_engine, upgrade
-    from common.loaders.tate import load_tate
+def _download_options(func: Any) -> Any:
+    """Add ``--download`` and ``--sha256`` to a load command."""
+    func = click.option(
+        "--sha256",
+        metavar="HEX",
+        help="With --download: the file's expected SHA-256; a mismatch loads nothing.",
+    )(func)
+    return click.option(
+        "--download",
+        is_flag=True,
+        help="Fetch the museum's published data from its configured URL (resuming a "
+        "partial download), unpack it into the instance folder and load it; no PATH.",
+    )(func)
 
-    settings = _settings()
-    upgrade(settings)
-    report = load_tate(make_engine(settings), path, progress=not no_progress)
-    announce_catalog_change(settings)
-    click.echo(report.summary())
+
+@load.command("tate")
+@click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
+@click.option("--no-progress", is_flag=True)
+@_download_options
+def load_tate_cmd(path: Path | None, no_progress: bool, download: bool, sha256: str | None) -> None:
+    """Import the Tate collection from PATH.
+
+    \b
+    PATH is any of (detected from what it holds; the richest form found is read):
+    - a clone of https://github.com/tategallery/collection: its artists/ and
+      artworks/ folders of per-record JSON, else its artist_data.csv and
+      artwork_data.csv (fewer fields: no movements, subjects or classification);
+    - a folder with the bundles artists.jsonl[.gz] and artworks.jsonl[.gz];
+    - one of those files or folders alone.
+
+    With --download instead of PATH: the repository's archive from TATE_ARCHIVE_URL.
+
+    An unreadable file stops the import before anything is written; a bad record is
+    reported with its file and line and skipped (exit status 1).
+    """
+    _import_museum("tate", path, no_progress, download, sha256)
 
 
 @load.command("cmoa")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
 @click.option("--no-progress", is_flag=True)
-def load_cmoa_cmd(path: Path, no_progress: bool) -> None:
-    """Import the Carnegie Museum of Art collection (cmoa.jsonl[.gz], teenie.jsonl[.gz])."""
+@_download_options
+def load_cmoa_cmd(path: Path | None, no_progress: bool, download: bool, sha256: str | None) -> None:
+    """Import the Carnegie Museum of Art collection (and Teenie Harris Archive) from PATH.
+
+    \b
+    PATH is any of (detected from what it holds), for cmoa and teenie each:
+    - a clone of https://github.com/cmoa/collection: its cmoa/ and teenie/
+      folders of per-object JSON, else cmoa.json/teenie.json, else
+      cmoa.csv/teenie.csv (the museum's bulk files hold the same data);
+    - a folder with the bundles cmoa.jsonl[.gz] and teenie.jsonl[.gz];
+    - one of those files or folders alone.
+
+    With --download instead of PATH: the repository's archive from CMOA_ARCHIVE_URL.
+
+    An unreadable file stops the import before anything is written; a bad record is
+    reported with its file and line and skipped (exit status 1).
+    """
+    _import_museum("cmoa", path, no_progress, download, sha256)
+
+
+@load.command("moma-artists")
+@click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
+@click.option("--no-progress", is_flag=True)
+@_download_options
+def load_moma_artists_cmd(
+    path: Path | None, no_progress: bool, download: bool, sha256: str | None
+) -> None:
+    """Add MoMA's artist details to the artists already in the catalog, from PATH.
+
+    
+    PATH is MoMA's CC0 Artists.csv[.gz] (https://github.com/MuseumofModernArt/collection),
+    or a clone of that repository. Each row is matched to a catalog artist by name AND
+    life dates (never by name alone), which gains MoMA's nationality, dates and gender
+    where the museums give none, and its MoMA, Wikidata and ULAN identifiers.
+
+    It never creates artists: MoMA's works are not in the catalog, and an artist without
+    works would lead nowhere. Load the museums (tate, cmoa) first; run it again after
+    loading another museum (a re-run changes nothing else).
+
+    With --download instead of PATH: the CSV from MOMA_ARTISTS_URL.
+    """
+    _import_museum("moma-artists", path, no_progress, download, sha256)
+
+
+def _import_museum(
+    museum: str, path: Path | None, no_progress: bool, download: bool, sha256: str | None
+) -> None:
+    """Run one museum importer; an unreadable input is an error that changed nothing."""
     from common.db import make_engine, upgrade
     from common.loaders.cmoa import load_cmoa
+    from common.loaders.download import DownloadError
+    from common.loaders.download import download as fetch_data
+    from common.loaders.moma import load_moma_artists
+    from common.loaders.source import LoadError
+    from common.loaders.tate import load_tate
 
+    if download == (path is not None):
+        raise click.UsageError("give either PATH or --download")
+    if sha256 and not download:
+        raise click.UsageError("--sha256 checks a download: use it with --download")
     settings = _settings()
     upgrade(settings)
-    report = load_cmoa(make_engine(settings), path, progress=not no_progress)
+    loader = {"tate": load_tate, "cmoa": load_cmoa, "moma-artists": load_moma_artists}[museum]
+    try:
+        if path is None:
+            path = fetch_data(settings, museum, sha256=sha256, progress=not no_progress)
+            click.echo(f"downloaded and unpacked into {path}")
+        report = loader(make_engine(settings), path, progress=not no_progress)
+    except (LoadError, FileNotFoundError, DownloadError) as exc:
+        raise click.ClickException(str(exc)) from exc
     announce_catalog_change(settings)
     click.echo(report.summary())
+    if not report.ok:
+        sys.exit(1)
 
 
 # -- search ------------------------------------------------------------------------------------

@@ -80,6 +80,16 @@ class Settings:
     # Strict-Transport-Security max-age (seconds) sent on every response when PUBLIC_URL is
     # https; 0 sends none.
     hsts_max_age: int = 365 * DAY
+    # Where `artcat load tate|cmoa|moma-artists --download` fetches each museum's published
+    # data (the museums' own GitHub repositories; MoMA's CSV is stored with Git LFS, hence
+    # the media URL). Point them at a mirror to download from elsewhere.
+    tate_archive_url: str = (
+        "https://github.com/tategallery/collection/archive/refs/heads/master.zip"
+    )
+    cmoa_archive_url: str = "https://github.com/cmoa/collection/archive/refs/heads/master.zip"
+    moma_artists_url: str = (
+        "https://media.githubusercontent.com/media/MuseumofModernArt/collection/main/Artists.csv"
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_dir", Path(self.instance_dir))

@@ -84,6 +84,7 @@ POLICY: dict[str, Rule] = {
     "editions": _copy("catalog"),
     "genes": _copy("catalog"),
     "artist_genes": _copy("catalog links"),
+    "artist_sources": _copy("catalog: museums' and authorities' public identifiers of artists"),
     "artwork_genes": _copy("catalog links"),
     "images": _copy("catalog (artwork views, installation shots, profile covers)"),
     "fairs": _copy("catalog"),
@@ -128,6 +129,7 @@ POLICY: dict[str, Rule] = {
     # The search index: rebuilt from the copied catalog, so it indexes nothing that did not cross.
     "search_documents": Rule(Action.REBUILD, "the search index, rebuilt from the copied rows"),
     "search_words": Rule(Action.REBUILD, "the index's vocabulary, rebuilt with it"),
+    "search_names": Rule(Action.REBUILD, "the index's artist name keys, rebuilt with it"),
 }
 
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, text
 
-from common.loaders.bulk import Row, insert_missing, sync_children, upsert
+from common.loaders.artists import ARTIST_SOURCES, ArtistResolver
+from common.loaders.bulk import INSERT_ONLY, Row, insert_missing, sync_children, upsert
 from common.loaders.catalog import (
     ARTIST_GENES,
     ARTISTS,
@@ -22,7 +23,16 @@ from common.loaders.report import LoadReport
 # Records per transaction: big enough to amortise the statements, small enough that SQLite's
 # write lock is released often and a crash loses little.
 BATCH_SIZE = 2000
-LOADED_TABLES = (ARTISTS, ARTWORKS, GENES, ARTIST_GENES, ARTWORK_ARTISTS, ARTWORK_GENES, IMAGES)
+LOADED_TABLES = (
+    ARTISTS,
+    ARTIST_SOURCES,
+    ARTWORKS,
+    GENES,
+    ARTIST_GENES,
+    ARTWORK_ARTISTS,
+    ARTWORK_GENES,
+    IMAGES,
+)
 
 
 def analyze(engine: Engine) -> None:
@@ -56,6 +66,14 @@ class Batch:
     artwork_artists: list[Row] = field(default_factory=list)
     artwork_genes: list[Row] = field(default_factory=list)
     images: list[Row] = field(default_factory=list)
+    # Columns written for new rows only, and whether stored artworks keep child rows missing
+    # from the batch: set while reading a format with fewer fields (Tate's CSVs), so that it
+    # adds what it knows without erasing what a fuller format wrote.
+    artist_insert_only: frozenset[str] = frozenset()
+    artwork_insert_only: frozenset[str] = frozenset()
+    keep_children: bool = False
+    # Decides who each source artist is and merges what sources say of one artist.
+    resolver: ArtistResolver | None = None
 
     def __len__(self) -> int:
         return len(self.artworks) + len(self.artists)
@@ -66,12 +84,31 @@ class Batch:
             return
         with engine.begin() as conn:
             genes.flush(conn, report)
+            if self.resolver is not None and self.resolver.evictions:
+                moved = self.resolver.move_evicted(conn)
+                report.add("artists moved off a namesake's record", len(moved), len(moved))
+                self.stored.update(moved)
             if self.artists:
                 rows = list(self.artists.values())
-                report.add("artists", len(rows), upsert(conn, ARTISTS, rows))
+                if self.resolver is not None:
+                    self.resolver.merge(conn, rows, self.stored, self.artist_insert_only)
+                changed = upsert(
+                    conn, ARTISTS, rows, insert_only=INSERT_ONLY | self.artist_insert_only
+                )
+                report.add("artists", len(rows), changed)
             if self.stub_artists:
                 rows = list(self.stub_artists.values())
+                # A stub of an artist other museums describe adds what it knows, by rank.
+                held = [r for r in rows if self.resolver and self.resolver.held_by_others(r["id"])]
+                if held and self.resolver is not None:
+                    self.resolver.merge(conn, held, self.stored)
+                    upsert(conn, ARTISTS, held)
                 report.add("artists", len(rows), insert_missing(conn, ARTISTS, rows))
+            if self.resolver is not None and self.resolver.pending:
+                existing = self.stored | set(self.artists) | set(self.stub_artists)
+                rows = self.resolver.take_source_rows(existing)
+                changed = upsert(conn, ARTIST_SOURCES, rows, key=("source", "source_id"))
+                report.add("artist_sources", len(rows), changed)
             if self.artist_gene_owners:
                 owners = [i for i in self.artist_gene_owners if i in self.stored]
                 changed = sync_children(
@@ -84,8 +121,20 @@ class Batch:
                 )
                 report.add("artist_genes", len(self.artist_genes), changed)
             if self.artworks:
-                report.add("artworks", len(self.artworks), upsert(conn, ARTWORKS, self.artworks))
-                ids = [row["id"] for row in self.artworks if row["id"] in self.stored]
+                changed = upsert(
+                    conn,
+                    ARTWORKS,
+                    self.artworks,
+                    insert_only=INSERT_ONLY | self.artwork_insert_only,
+                )
+                report.add("artworks", len(self.artworks), changed)
+                # Parents whose children are synced (their stale rows deleted); with
+                # keep_children none are, and the batch's rows are only added or updated.
+                ids = [
+                    row["id"]
+                    for row in self.artworks
+                    if row["id"] in self.stored and not self.keep_children
+                ]
                 for kind, table, rows, key in (
                     ("artwork_artists", ARTWORK_ARTISTS, self.artwork_artists,
                      ("artwork_id", "artist_id")),

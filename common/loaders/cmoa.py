@@ -1,7 +1,11 @@
-"""Load the Carnegie Museum of Art collection (cmoa.jsonl[.gz], teenie.jsonl[.gz]) into the catalog.
+"""Load the Carnegie Museum of Art collection into the catalog, from any accepted layout.
 
-Field mappings: ../shared/data/cmoa/README.md. Artists are embedded in each object (``creator``)
-and deduplicated by ``artist_id``. Ids are ``stable_id("cmoa", kind, cmoa id)``.
+``cmoa_formats`` finds the objects: a clone of CMoA's repository, its bulk files, our bundles.
+
+Artists are embedded in each object (``creator``) and deduplicated by ``artist_id``; an
+artist another museum also holds is the same artist (``common.loaders.artists``). Other ids
+are ``stable_id("cmoa", kind, cmoa id)``. Every input is read once before anything is written:
+an unreadable file raises ``LoadError`` naming its file and line and changes nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from common.ids import slugify, stable_id, utcnow
+from common.loaders.artists import ArtistResolver
 from common.loaders.batch import BATCH_SIZE, Batch, analyze
 from common.loaders.bulk import Row
 from common.loaders.catalog import (
@@ -31,10 +36,11 @@ from common.loaders.catalog import (
     parse_year,
     recount_artists,
 )
+from common.loaders.cmoa_formats import cmoa_streams
 from common.loaders.dimensions import from_cmoa
 from common.loaders.report import LoadReport
 from common.loaders.slugs import SlugRegistry
-from common.loaders.source import find_file, read_jsonl
+from common.loaders.source import Record, Stream, check
 from resource_server.search.indexer import reindex_after_load
 
 CMOA = PartnerInfo(
@@ -46,7 +52,6 @@ CMOA = PartnerInfo(
     description="Carnegie Museum of Art in Pittsburgh, with the Teenie Harris Archive of "
     "photographs of the city's Black community.",
 )
-FILES = ("cmoa", "teenie")
 
 DESIGN = "Design/Decorative Arts"
 # CMoA classification (lower-cased) -> catalog category; anything else is "Other".
@@ -100,39 +105,28 @@ RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
 def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
-    """Load CMoA objects (and their creators) from a folder or a single .jsonl[.gz] file."""
+    """Load CMoA objects and their creators from any layout ``cmoa_formats`` accepts."""
     started = time.perf_counter()
     path = Path(path)
     report = LoadReport(source=f"cmoa {path}")
-    if path.is_dir():
-        files = [f for f in (find_file(path, stem) for stem in FILES) if f is not None]
-        if not files:
-            raise FileNotFoundError(f"no cmoa.jsonl[.gz] or teenie.jsonl[.gz] in {path}")
-    elif path.is_file():
-        files = [path]
-    else:
-        raise FileNotFoundError(path)
-    loader = _CmoaLoader(engine, report, progress, _count_works(files))
-    for file in files:
-        loader.load(file)
+    streams = cmoa_streams(path)
+    works: Counter[str] = Counter()
+
+    def count(_stream: Stream, record: Record) -> None:
+        """Count the objects per creator ``artist_id`` (for iconicity)."""
+        creators = record.get("creator")
+        if isinstance(creators, list):
+            found = (c.get("artist_id") for c in creators if isinstance(c, dict))
+            works.update({i for i in found if isinstance(i, str)})
+
+    check(report.source, streams, visit=count, progress=progress)
+    loader = _CmoaLoader(engine, report, progress, works)
+    for stream in streams:
+        loader.load(stream)
     loader.finish()
     reindex_after_load(engine, report)
     report.elapsed = time.perf_counter() - started
     return report
-
-
-def _count_works(files: list[Path]) -> Counter[str]:
-    """Count the objects per creator ``artist_id`` (for iconicity); bad lines are left to the
-    main pass, which reports them."""
-    counts: Counter[str] = Counter()
-    scratch = LoadReport(source="count")
-    for file in files:
-        for _line, record in read_jsonl(file, scratch, progress=False):
-            creators = record.get("creator")
-            if isinstance(creators, list):
-                ids = {c.get("artist_id") for c in creators if isinstance(c, dict)}
-                counts.update(i for i in ids if isinstance(i, str))
-    return counts
 
 
 def _image(url: str) -> tuple[str, list[str]]:
@@ -160,8 +154,13 @@ class _CmoaLoader:
             self.artist_slugs = SlugRegistry(conn, ARTISTS)
             self.artwork_slugs = SlugRegistry(conn, ARTWORKS)
             self.genes = GeneRegistry(conn, self.now)
+            self.resolver = ArtistResolver(conn, "cmoa")
         # Taken before this run allocates any slug: the rows already in the database.
-        self.batch = Batch(stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id))
+        self.batch = Batch(
+            stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
+            resolver=self.resolver,
+        )
+        self.resolver.slugs = self.artist_slugs
         # Artists written by this run: the first object naming a creator describes it.
         self.artists_seen: set[str] = set()
 
@@ -169,19 +168,22 @@ class _CmoaLoader:
         """Write what is left and recompute the artists' artwork counts."""
         self.batch.flush(self.engine, self.genes, self.report)
         with self.engine.begin() as conn:
+            retired = self.resolver.retire_superseded(conn)
+            if retired:
+                self.report.add("artists merged away", retired, retired)
             recount_artists(conn, self.now)
         analyze(self.engine)
 
-    def load(self, path: Path) -> None:
-        """Load every object of one file."""
-        for line, record in read_jsonl(path, self.report, progress=self.progress):
+    def load(self, stream: Stream) -> None:
+        """Load every object of one stream."""
+        for file, line, record in stream.read(self.report.error, self.progress):
             if not record.get("id"):
-                self.report.error(path.name, line, "missing id")
+                self.report.error(file, line, "missing id")
                 continue
             try:
-                self.add_artwork(record, path.name, line)
+                self.add_artwork(record, file, line)
             except RECORD_ERRORS as exc:
-                self.report.error(path.name, line, f"bad object record: {exc!r}")
+                self.report.error(file, line, f"bad object record: {exc!r}")
                 continue
             if len(self.batch) >= BATCH_SIZE:
                 self.batch.flush(self.engine, self.genes, self.report)
@@ -251,7 +253,8 @@ class _CmoaLoader:
             for position, (template, versions) in enumerate(map(_image, urls[1:]), start=1)
         ]
         # Everything is built; only now touch the batch, so a bad record leaves no trace.
-        for artist in artists:
+        for cmoa_artist, artist in artists:
+            self.resolver.describe(cmoa_artist, artist)
             self.batch.artists[artist["id"]] = artist
             self.artists_seen.add(artist["id"])
         self.batch.artworks.append(row)
@@ -263,9 +266,9 @@ class _CmoaLoader:
 
     def _creators(
         self, artwork_id: str, creators: list[dict[str, Any]], file: str, line: int
-    ) -> tuple[list[Row], list[Row]]:
-        """Return the rows of creators new to this run and the object's artist links."""
-        artists: list[Row] = []
+    ) -> tuple[list[tuple[str, Row]], list[Row]]:
+        """Return ``(CMoA id, row)`` of creators new to this run and the object's links."""
+        artists: list[tuple[str, Row]] = []
         links: dict[str, Row] = {}
         for creator in creators:
             cmoa_artist = creator.get("artist_id")
@@ -273,23 +276,28 @@ class _CmoaLoader:
             if not cmoa_artist or not name:
                 self.report.warn(file, line, "creator without an artist_id or name: skipped")
                 continue
-            artist_id = stable_id("cmoa", "artist", cmoa_artist)
+            birth_year = parse_year(creator.get("birth_date"))
+            death_year = parse_year(creator.get("death_date"))
+            artist_id = self.resolver.artist_id(cmoa_artist, name, birth_year, death_year)
             if artist_id not in self.artists_seen and artist_id not in links:
                 nationality = as_text(creator.get("nationality"))
                 artists.append(
-                    artist_row(
-                        artist_id=artist_id,
-                        slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
-                        name=name,
-                        now=self.now,
-                        sortable_name=as_text(creator.get("cited_name")),
-                        birth_year=parse_year(creator.get("birth_date")),
-                        death_year=parse_year(creator.get("death_date")),
-                        hometown=as_text(creator.get("birth_place")),
-                        location=as_text(creator.get("death_place")),
-                        nationality=None
-                        if (nationality or "").casefold() in NO_NATIONALITY
-                        else nationality,
+                    (
+                        cmoa_artist,
+                        artist_row(
+                            artist_id=artist_id,
+                            slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
+                            name=name,
+                            now=self.now,
+                            sortable_name=as_text(creator.get("cited_name")),
+                            birth_year=birth_year,
+                            death_year=death_year,
+                            hometown=as_text(creator.get("birth_place")),
+                            location=as_text(creator.get("death_place")),
+                            nationality=None
+                            if (nationality or "").casefold() in NO_NATIONALITY
+                            else nationality,
+                        ),
                     )
                 )
             links.setdefault(

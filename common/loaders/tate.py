@@ -1,19 +1,24 @@
-"""Load the Tate collection (artworks.jsonl[.gz] and artists.jsonl[.gz]) into the catalog.
+"""Load the Tate collection into the catalog, from any layout ``tate_formats`` accepts.
 
-Field mappings: ../shared/data/tate/README.md. Ids are ``stable_id("tate", kind, tate id)``, so
-a re-run updates rows in place and never duplicates them.
+Ids are ``stable_id("tate", kind, tate id)`` (artists: see ``common.loaders.artists``, one
+person is one artist across museums), so a re-run updates rows in place and never duplicates
+them, whichever format the records come from. Every input is read once before
+anything is written: an unreadable file raises ``LoadError`` naming its file and line and
+leaves the database as it was.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 
 from common.ids import slugify, stable_id, utcnow
+from common.loaders.artists import ArtistResolver
 from common.loaders.batch import BATCH_SIZE, Batch, analyze
 from common.loaders.bulk import Row
 from common.loaders.catalog import (
@@ -34,7 +39,8 @@ from common.loaders.countries import nationality_from_place
 from common.loaders.dimensions import parse_tate
 from common.loaders.report import LoadReport
 from common.loaders.slugs import SlugRegistry
-from common.loaders.source import file_stem, find_file, read_jsonl
+from common.loaders.source import Record, Stream, check
+from common.loaders.tate_formats import CSV_ARTIST_GAPS, CSV_ARTWORK_GAPS, tate_streams
 from resource_server.search.indexer import reindex_after_load
 
 TATE = PartnerInfo(
@@ -70,28 +76,42 @@ RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
 def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
-    """Load Tate artists and artworks from a folder or a single .jsonl[.gz] file."""
+    """Load Tate artists and artworks from a clone of Tate's repository, a bundle or a file."""
     started = time.perf_counter()
     path = Path(path)
     report = LoadReport(source=f"tate {path}")
-    if path.is_dir():
-        artists_file, artworks_file = find_file(path, "artists"), find_file(path, "artworks")
-    elif path.is_file():
-        is_artists = file_stem(path).startswith("artists")
-        artists_file, artworks_file = (path, None) if is_artists else (None, path)
-    else:
-        raise FileNotFoundError(path)
-    if artists_file is None and artworks_file is None:
-        raise FileNotFoundError(f"no artworks.jsonl[.gz] or artists.jsonl[.gz] in {path}")
-    loader = _TateLoader(engine, report, progress, with_artists=artists_file is not None)
-    if artists_file is not None:
-        loader.load_artists(artists_file)
-    if artworks_file is not None:
-        loader.load_artworks(artworks_file)
+    artists, artworks = tate_streams(path)
+    streams = [s for s in (artists, artworks) if s is not None]
+    works: Counter[Any] = Counter()
+
+    def count(stream: Stream, record: Record) -> None:
+        """Count works per first contributor; odd values are left to the main pass."""
+        contributors = record.get("contributors")
+        if stream.kind == "artworks" and isinstance(contributors, list):
+            people = [c for c in contributors if isinstance(c, dict)]
+            if people:
+                first = min(people, key=_display_order).get("id")
+                if isinstance(first, int | str):
+                    works[first] += 1
+
+    check(report.source, streams, visit=count, progress=progress)
+    loader = _TateLoader(
+        engine, report, progress, with_artists=artists is not None, works_here=works
+    )
+    if artists is not None:
+        loader.load_artists(artists)
+    if artworks is not None:
+        loader.load_artworks(artworks)
     loader.finish()
     reindex_after_load(engine, report)
     report.elapsed = time.perf_counter() - started
     return report
+
+
+def _display_order(contributor: dict[str, Any]) -> float:
+    """Return a contributor's place in the credits (unnumbered ones first, as Tate lists them)."""
+    order = contributor.get("displayOrder")
+    return order if isinstance(order, int | float) and not isinstance(order, bool) else 0
 
 
 def _name(value: Any) -> str | None:
@@ -113,7 +133,13 @@ class _TateLoader:
     """One run: the partner, the slug and gene registries, and the batch being gathered."""
 
     def __init__(
-        self, engine: Engine, report: LoadReport, progress: bool, *, with_artists: bool
+        self,
+        engine: Engine,
+        report: LoadReport,
+        progress: bool,
+        *,
+        with_artists: bool,
+        works_here: Counter[Any],
     ) -> None:
         self.engine = engine
         self.report = report
@@ -124,13 +150,21 @@ class _TateLoader:
             self.artist_slugs = SlugRegistry(conn, ARTISTS)
             self.artwork_slugs = SlugRegistry(conn, ARTWORKS)
             self.genes = GeneRegistry(conn, self.now)
+            self.resolver = ArtistResolver(conn, "tate")
         # Taken before this run allocates any slug: the rows already in the database.
-        self.batch = Batch(stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id))
+        self.batch = Batch(
+            stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
+            resolver=self.resolver,
+        )
+        self.resolver.slugs = self.artist_slugs
         # Tate artist id -> the artist's number of works at Tate ("totalWorks"), for iconicity.
         self.total_works: dict[Any, int] = {}
-        # Artists a link may point at: those of the artists file when this run has one (so a
-        # re-run reports the same missing contributors), else those already in the database.
-        self.known_artists: set[str] = set() if with_artists else set(self.artist_slugs.by_id)
+        # Works per first contributor in this run's input: the count where "totalWorks" is
+        # missing (artist_data.csv has none).
+        self.works_here = works_here
+        # Tate artist ids a link may point at: those of the artists file when this run has one
+        # (so a re-run reports the same missing contributors), else those already stored.
+        self.known_artists: set[str] = set() if with_artists else set(self.resolver.stored)
 
     def flush(self) -> None:
         """Write the gathered batch."""
@@ -140,21 +174,32 @@ class _TateLoader:
         """Write what is left and recompute the artists' artwork counts."""
         self.flush()
         with self.engine.begin() as conn:
+            retired = self.resolver.retire_superseded(conn)
+            if retired:
+                self.report.add("artists merged away", retired, retired)
             recount_artists(conn, self.now)
         analyze(self.engine)
 
+    def _expect(self, stream: Stream) -> None:
+        """Set the batch for a stream's format: a partial one fills gaps of new rows only."""
+        partial = not stream.complete
+        self.batch.artist_insert_only = CSV_ARTIST_GAPS if partial else frozenset()
+        self.batch.artwork_insert_only = CSV_ARTWORK_GAPS if partial else frozenset()
+        self.batch.keep_children = partial
+
     # Artists
 
-    def load_artists(self, path: Path) -> None:
-        """Load every artist of an artists file, with their movements as genes."""
-        for line, record in read_jsonl(path, self.report, progress=self.progress):
+    def load_artists(self, stream: Stream) -> None:
+        """Load every artist of a stream, with their movements as genes."""
+        self._expect(stream)
+        for file, line, record in stream.read(self.report.error, self.progress):
             if record.get("id") is None:
-                self.report.error(path.name, line, "missing id")
+                self.report.error(file, line, "missing id")
                 continue
             try:
                 self.add_artist(record)
             except RECORD_ERRORS as exc:
-                self.report.error(path.name, line, f"bad artist record: {exc!r}")
+                self.report.error(file, line, f"bad artist record: {exc!r}")
                 continue
             if len(self.batch) >= BATCH_SIZE:
                 self.flush()
@@ -166,7 +211,6 @@ class _TateLoader:
         name = as_text(record.get("fc")) or as_text(record.get("mda"))
         if not name:
             raise ValueError("artist without a name")
-        artist_id = stable_id("tate", "artist", tate_id)
         birth = record.get("birth") or {}
         death = record.get("death") or {}
         active = record.get("activePlaces") or []
@@ -174,6 +218,10 @@ class _TateLoader:
         birth_year = parse_year((birth.get("time") or {}).get("startYear"))
         if birth_year is None:
             birth_year = parse_year(record.get("birthYear"))
+        death_year = parse_year((death.get("time") or {}).get("startYear"))
+        # The key comes from "mda", the name both the JSON and the CSV give.
+        key_name = as_text(record.get("mda")) or name
+        artist_id = self.resolver.artist_id(tate_id, key_name, birth_year, death_year)
         row = artist_row(
             artist_id=artist_id,
             slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
@@ -182,34 +230,40 @@ class _TateLoader:
             sortable_name=record.get("mda"),
             gender=record.get("gender"),
             birth_year=birth_year,
-            death_year=parse_year((death.get("time") or {}).get("startYear")),
+            death_year=death_year,
             hometown=birth_place,
             location=_name(death.get("place")) or (_name(active[0]) if active else None),
             nationality=nationality_from_place(birth_place),
         )
+        self.resolver.describe(tate_id, row)
         movements = [m.get("name") for m in record.get("movements") or []]
         gene_ids = {self.genes.gene_id("movement", name) for name in movements}
-        total_works = int(record.get("totalWorks") or 0)
+        if "totalWorks" in record:
+            total_works = int(record.get("totalWorks") or 0)
+        else:
+            total_works = self.works_here[tate_id]
         self.batch.artists[artist_id] = row
-        self.batch.artist_gene_owners.append(artist_id)
+        if not self.batch.keep_children:  # a CSV names no movements: keep the stored ones
+            self.batch.artist_gene_owners.append(artist_id)
         self.batch.artist_genes.extend(
             {"artist_id": artist_id, "gene_id": g} for g in sorted(filter(None, gene_ids))
         )
         self.total_works[tate_id] = total_works
-        self.known_artists.add(artist_id)
+        self.known_artists.add(str(tate_id))
 
     # Artworks
 
-    def load_artworks(self, path: Path) -> None:
-        """Load every artwork of an artworks file with its artist links, genes and images."""
-        for line, record in read_jsonl(path, self.report, progress=self.progress):
+    def load_artworks(self, stream: Stream) -> None:
+        """Load every artwork of a stream with its artist links, genes and images."""
+        self._expect(stream)
+        for file, line, record in stream.read(self.report.error, self.progress):
             if record.get("id") is None:
-                self.report.error(path.name, line, "missing id")
+                self.report.error(file, line, "missing id")
                 continue
             try:
-                self.add_artwork(record, path.name, line)
+                self.add_artwork(record, file, line)
             except RECORD_ERRORS as exc:
-                self.report.error(path.name, line, f"bad artwork record: {exc!r}")
+                self.report.error(file, line, f"bad artwork record: {exc!r}")
                 continue
             if len(self.batch) >= BATCH_SIZE:
                 self.flush()
@@ -280,9 +334,10 @@ class _TateLoader:
             if tate_id is None:
                 self.report.warn(file, line, "contributor without an id: link skipped")
                 continue
-            artist_id = stable_id("tate", "artist", tate_id)
-            if artist_id not in self.known_artists:
-                self._stub_artist(artist_id, contributor, file, line)
+            known = str(tate_id) in self.known_artists
+            artist_id = self.resolver.lookup(tate_id) if known else None
+            if artist_id is None:
+                artist_id = self._stub_artist(contributor, file, line)
             links.setdefault(
                 artist_id,
                 {
@@ -294,31 +349,34 @@ class _TateLoader:
             )
         return list(links.values())
 
-    def _stub_artist(
-        self, artist_id: str, contributor: dict[str, Any], file: str, line: int
-    ) -> None:
+    def _stub_artist(self, contributor: dict[str, Any], file: str, line: int) -> str:
         """Create an artist from a contributor missing from the artists file (once per run)."""
         name = (
             as_text(contributor.get("fc"))
             or as_text(contributor.get("mda"))
             or f"Tate artist {contributor['id']}"
         )
-        self.known_artists.add(artist_id)
+        birth_year = parse_year(contributor.get("birthYear"))
+        key_name = as_text(contributor.get("mda")) or name
+        artist_id = self.resolver.artist_id(contributor["id"], key_name, birth_year, None)
+        self.known_artists.add(str(contributor["id"]))
         self.report.warn(
             file,
             line,
             f"contributor {contributor['id']} ({name}) is not in the artists file: "
             "created a minimal artist from the contribution",
         )
-        self.batch.stub_artists[artist_id] = artist_row(
+        stub = self.batch.stub_artists[artist_id] = artist_row(
             artist_id=artist_id,
             slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
             name=name,
             now=self.now,
             sortable_name=contributor.get("mda"),
             gender=contributor.get("gender"),
-            birth_year=parse_year(contributor.get("birthYear")),
+            birth_year=birth_year,
         )
+        self.resolver.describe(contributor["id"], stub, stub=True)
+        return artist_id
 
     def _gene_ids(self, record: dict[str, Any]) -> list[str]:
         """Return the ids of the record's movements and level 0/1 subjects, in first-seen order."""

@@ -70,6 +70,22 @@ class Artist(Timestamps, ImageFields, Base):
     birth_year: Mapped[int | None] = mapped_column(Integer, index=True)
 
 
+class ArtistSource(Base):
+    """An identifier of an artist at a source: a museum's record, MoMA, Wikidata or ULAN.
+
+    One person is one artist however many sources describe them (``common.loaders.artists``
+    decides who is who); every source's identifier stays here, so a re-import finds its artist.
+    """
+
+    __tablename__ = "artist_sources"
+    source: Mapped[str] = mapped_column(String(20), primary_key=True)
+    source_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    artist_id: Mapped[str] = FK("artists.id")
+    # What this source says of the artist (name, dates, places...): the artist's columns are
+    # merged from these by source rank, so the order of imports does not matter.
+    fields: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+
+
 class Artwork(Timestamps, ImageFields, Base):
     """An artwork."""
 

@@ -21,6 +21,7 @@ from common.loaders.bulk import Row, chunks, upsert
 from common.loaders.report import LoadReport
 from resource_server.search.documents import BUILDERS, Doc
 from resource_server.search.models import TITLE_KEY_CHARS, SearchDocument
+from resource_server.search.people import write_names
 from resource_server.search.plan import engine_for
 from resource_server.search.text import fold
 
@@ -112,11 +113,13 @@ def _remove_stale(conn: Connection, keep: set[tuple[str, str]]) -> int:
 
 
 def write_documents(conn: Connection, rows: list[Row]) -> tuple[int, int]:
-    """Upsert the rows, delete stale documents, sync the engine; return (written, removed)."""
+    """Upsert the rows, delete stale documents, sync the engine and the artists' name keys;
+    return (written, removed) documents."""
     # Writing first takes SQLite's write lock before anything else is read in the transaction.
     written = upsert(conn, DOCUMENTS, rows, key=("kind", "resource_id"), insert_only=frozenset())
     removed = _remove_stale(conn, {(r["kind"], r["resource_id"]) for r in rows})
-    if written or removed:
+    names = write_names(conn, rows)
+    if written or removed or names:
         engine_for(conn).sync(conn)
     return written, removed
 

@@ -52,3 +52,16 @@ class SearchWord(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     word: Mapped[str] = mapped_column(String(100), unique=True)
     documents: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class SearchName(Base):
+    """A way a query may name an artist ("gainsborough", "teenie"): the artist then comes first.
+
+    Keys are the sorted folded words of a part of the artist's name (``people.name_keys``),
+    always words of the artist document's title, so a person found here is also a match of the
+    query's other tiers. Rebuilt with the documents.
+    """
+
+    __tablename__ = "search_names"
+    key: Mapped[str] = mapped_column(String(TITLE_KEY_CHARS), primary_key=True)
+    resource_id: Mapped[str] = mapped_column(String(24), primary_key=True)

@@ -1,6 +1,8 @@
 """The ranking tiers and the interface the two engine modules implement.
 
-A query's matches fall into nested sets, best first: the title IS the query (``EXACT``), the
+A query's matches fall into nested sets, best first: the artists the query names
+(``PERSON``, see ``people``; only when there are some, and left out of every other tier), the
+title IS the query (``EXACT``), the
 title contains the query's words as a phrase (``PHRASE``), or as a phrase whose last word is a
 prefix ("Dix" finds "Otto Dix" before "William Dixon": ``PREFIX``), the title contains all the
 words in any order (``TITLE``), the words are all somewhere in the document: title, description
@@ -18,7 +20,7 @@ from sqlalchemy import Connection, Engine
 from resource_server.search.models import TITLE_KEY_CHARS
 from resource_server.search.text import ParsedQuery
 
-EXACT, PHRASE, PREFIX, TITLE, ANY = range(5)
+EXACT, PHRASE, PREFIX, TITLE, ANY, PERSON = range(6)
 TIERS = (EXACT, PHRASE, PREFIX, TITLE, ANY)
 
 
@@ -28,7 +30,8 @@ def tiers_for(query: ParsedQuery) -> tuple[int, ...]:
     skip = {PREFIX} if not query.prefix else set()
     if len(query.words) == 1:
         skip.add(TITLE)
-    return tuple(t for t in TIERS if t not in skip)
+    first = (PERSON,) if query.people else ()
+    return first + tuple(t for t in TIERS if t not in skip)
 
 
 def title_key(query: ParsedQuery) -> str:
@@ -40,7 +43,8 @@ class SearchEngine(Protocol):
     """What the query interface needs from a full-text engine."""
 
     def count(self, conn: Connection, query: ParsedQuery, tier: int) -> int:
-        """Return the size of a tier's set (which holds the sets of the tiers before it)."""
+        """Return the size of a tier's set (which holds the sets of the tiers before it),
+        ``query.people`` left out."""
         ...
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
@@ -56,7 +60,8 @@ class SearchEngine(Protocol):
         offset: int,
         estimate: int,
     ) -> list[int]:
-        """Return ids of the tier's own matches (not in the tier before), in id order.
+        """Return ids of the tier's own matches (not in the tier before, nor ``query.people``),
+        in id order.
 
         ``estimate`` is the number of the tier's own matches, or an upper bound of it, for the
         engine to choose how to read them.

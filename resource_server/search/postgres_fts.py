@@ -61,6 +61,7 @@ _SYNC = (
        ]) AS i""",
     "ANALYZE search_documents",
     "ANALYZE search_words",
+    "ANALYZE search_names",
 )
 
 
@@ -85,10 +86,16 @@ def _params(query: ParsedQuery) -> dict[str, object]:
 
 
 def _select(what: str, source: str, where: str, query: ParsedQuery, tail: str = "") -> TextClause:
-    """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail."""
+    """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail, leaving
+    out the artists the query names (``query.people``)."""
     kinds = " AND kind IN :kinds" if query.kinds else ""
-    stmt = text(f"SELECT {what} FROM {source} WHERE {where}{kinds} {tail}")  # noqa: S608  # nosec B608 # constant fragments, bound values
-    return stmt.bindparams(bindparam("kinds", expanding=True)) if query.kinds else stmt
+    people = " AND id NOT IN :people" if query.people else ""
+    stmt = text(f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}")  # noqa: S608  # nosec B608 # constant fragments, bound values
+    if query.kinds:
+        stmt = stmt.bindparams(bindparam("kinds", expanding=True))
+    if query.people:
+        stmt = stmt.bindparams(bindparam("people", list(query.people), expanding=True))
+    return stmt
 
 
 class PostgresEngine:

@@ -1,13 +1,14 @@
 """The query interface: one page of ranked results, or a spelling correction, for a query.
 
-Ranking (see ``plan``): exact title match, then phrase (and prefix) matches in the title, then
-the other title matches, then matches anywhere in the document; popularity orders each tier.
+Ranking (see ``plan``): the artists the query names (``people``), then exact title match, then
+phrase (and prefix) matches in the title, then the other title matches, then matches anywhere in
+the document; popularity orders each tier.
 Only the tiers the requested window overlaps are read.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from sqlalchemy import Connection, Table, select
@@ -16,7 +17,8 @@ from resource_server.errors import ParamError
 from resource_server.search import spelling
 from resource_server.search.documents import KINDS
 from resource_server.search.models import SearchDocument
-from resource_server.search.plan import ANY, SearchEngine, engine_for, tiers_for
+from resource_server.search.people import find_people
+from resource_server.search.plan import ANY, PERSON, SearchEngine, engine_for, tiers_for
 from resource_server.search.text import ParsedQuery, parse_query, split_kind_filter
 
 DOCUMENTS = cast(Table, SearchDocument.__table__)
@@ -83,19 +85,23 @@ def window(
     ids: list[int] = []
     skip = offset
     before = 0  # matches in the tiers already passed
+    people = len(query.people)  # in every tier's set, counted apart from the engine's
     for tier in tiers_for(query):
         if len(ids) >= size:
             break
-        whole = total if tier == ANY else None
+        whole = total if tier == ANY else people if tier == PERSON else None
         if skip and whole is None:
-            whole = engine.count(conn, query, tier)
+            whole = engine.count(conn, query, tier) + people
         if whole is not None and skip >= whole - before:
             skip -= whole - before
             before = whole
             continue
         estimate = total - before if whole is None else whole - before
         need = size - len(ids)
-        found = engine.fetch(conn, query, tier, need, skip, estimate)
+        if tier == PERSON:
+            found = list(query.people[skip : skip + need])
+        else:
+            found = engine.fetch(conn, query, tier, need, skip, estimate)
         ids += found
         before = whole if whole is not None else before + len(found)
         skip = 0
@@ -129,5 +135,6 @@ def search(conn: Connection, request: SearchRequest) -> SearchPage:
             f" more:pagemap:metatags-og_type:{k}" for k in split_kind_filter(request.q)[1]
         )
         return SearchPage(0, correction=new_q + filters)
+    query = replace(query, people=find_people(conn, query))
     ids = window(conn, engine, query, total, request.size, request.offset)
     return SearchPage(total, load_hits(conn, ids))

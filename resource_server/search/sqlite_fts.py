@@ -6,19 +6,21 @@ prefixes on its posting lists, so each tier is one MATCH with ``ORDER BY rowid L
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, Engine, bindparam, text
+from sqlalchemy import Connection, Engine, TextClause, bindparam, text
 
 from resource_server.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key
 from resource_server.search.text import ParsedQuery
 
 _EXACT_WHERE = "title_key = :tkey AND title_terms = :key"
-_COUNT = text("SELECT count(*) FROM search_fts WHERE search_fts MATCH :m")
-_FETCH = text(
-    "SELECT rowid FROM search_fts WHERE search_fts MATCH :m ORDER BY rowid LIMIT :n OFFSET :o"
+# "{people}" is where the artists the query names are left out (``_stmt``).
+_COUNT = "SELECT count(*) FROM search_fts WHERE search_fts MATCH :m{people}"
+_FETCH = (
+    "SELECT rowid FROM search_fts WHERE search_fts MATCH :m{people} "
+    "ORDER BY rowid LIMIT :n OFFSET :o"
 )
-_FETCH_NOT_EXACT = text(
+_FETCH_NOT_EXACT = (
     "SELECT rowid FROM search_fts WHERE search_fts MATCH :m AND rowid NOT IN (SELECT id FROM "
-    "search_documents WHERE title_key = :tkey AND title_terms = :key) "
+    "search_documents WHERE title_key = :tkey AND title_terms = :key){people} "
     "ORDER BY rowid LIMIT :n OFFSET :o"
 )
 _SIMILAR = text(
@@ -71,6 +73,17 @@ def expressions(query: ParsedQuery) -> dict[int, str]:
     }
 
 
+def _stmt(template: str, query: ParsedQuery, column: str = "rowid") -> TextClause:
+    """Return a statement from a constant template, leaving out ``query.people``."""
+    people = f" AND {column} NOT IN :people" if query.people else ""
+    stmt = text(template.format(people=people))
+    if query.people:
+        stmt = stmt.bindparams(bindparam("people", list(query.people), expanding=True))
+    if query.kinds and ":kinds" in template:
+        stmt = stmt.bindparams(bindparam("kinds", expanding=True))
+    return stmt
+
+
 def _exact_params(query: ParsedQuery) -> tuple[str, dict[str, object]]:
     params: dict[str, object] = {"tkey": title_key(query), "key": query.key}
     if not query.kinds:
@@ -86,17 +99,16 @@ class SqliteEngine:
         """Return the size of a tier's set: a B-tree count, or an FTS5 count of postings."""
         if tier == EXACT:
             where, params = _exact_params(query)
-            stmt = text(f"SELECT count(*) FROM search_documents WHERE {where}")  # noqa: S608  # nosec B608 # constant fragments, bound values
-            if query.kinds:
-                stmt = stmt.bindparams(bindparam("kinds", expanding=True))
-            return int(conn.execute(stmt, params).scalar_one())
+            template = f"SELECT count(*) FROM search_documents WHERE {where}{{people}}"  # noqa: S608  # nosec B608 # constant fragments, bound values
+            return int(conn.execute(_stmt(template, query, "id"), params).scalar_one())
         match = _with_kinds(expressions(query)[tier], query)
-        return int(conn.execute(_COUNT, {"m": match}).scalar_one())
+        return int(conn.execute(_stmt(_COUNT, query), {"m": match}).scalar_one())
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, reading one posting."""
         match = _with_kinds(expressions(query)[ANY], query)
-        return conn.execute(_FETCH, {"m": match, "n": 1, "o": 0}).first() is not None
+        found = conn.execute(_stmt(_FETCH, query), {"m": match, "n": 1, "o": 0})
+        return found.first() is not None
 
     def fetch(
         self,
@@ -110,19 +122,20 @@ class SqliteEngine:
         """Return ids of the tier's own matches in id order (FTS5 needs no plan choice)."""
         if tier == EXACT:
             where, params = _exact_params(query)
-            stmt = text(
-                f"SELECT id FROM search_documents WHERE {where} ORDER BY id LIMIT :n OFFSET :o"  # noqa: S608  # nosec B608 # constant fragments, bound values
+            template = (
+                f"SELECT id FROM search_documents WHERE {where}{{people}} "  # noqa: S608  # nosec B608 # constant fragments, bound values
+                "ORDER BY id LIMIT :n OFFSET :o"
             )
-            if query.kinds:
-                stmt = stmt.bindparams(bindparam("kinds", expanding=True))
+            stmt = _stmt(template, query, "id")
             return list(conn.execute(stmt, {**params, "n": limit, "o": offset}).scalars())
         exprs = expressions(query)
         if tier == PHRASE:
             params = {"m": _with_kinds(exprs[PHRASE], query), "n": limit, "o": offset}
             params.update(tkey=title_key(query), key=query.key)
-            return list(conn.execute(_FETCH_NOT_EXACT, params).scalars())
+            return list(conn.execute(_stmt(_FETCH_NOT_EXACT, query), params).scalars())
         match = f"({_with_kinds(exprs[tier], query)}) NOT ({exprs[tier - 1]})"
-        return list(conn.execute(_FETCH, {"m": match, "n": limit, "o": offset}).scalars())
+        found = conn.execute(_stmt(_FETCH, query), {"m": match, "n": limit, "o": offset})
+        return list(found.scalars())
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return the words sharing the most trigrams with ``word`` (padded like pg_trgm)."""

@@ -60,6 +60,9 @@ class ParsedQuery:
     words: tuple[str, ...]
     kinds: tuple[str, ...] = ()
     prefix: bool = False
+    # Document ids of the artists the query names (``people``): first, and left out of the
+    # engines' tiers.
+    people: tuple[int, ...] = ()
 
     @property
     def key(self) -> str:

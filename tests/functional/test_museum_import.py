@@ -1,8 +1,9 @@
-"""Importing the Tate and CMoA samples into a real database (SQLite, or PostgreSQL in CI)."""
+"""Importing the Tate and CMoA slices (tests/data) into a real database (SQLite or PostgreSQL)."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.ids import stable_id
 from common.loaders.cmoa import load_cmoa
+from common.loaders.formats import json_files
 from common.loaders.report import LoadReport
+from common.loaders.source import LoadError
 from common.loaders.tate import load_tate
 from common.models import (
     Artist,
@@ -119,6 +122,11 @@ def write_jsonl(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def jsonl_of(folder: Path) -> list[str]:
+    """Return the per-record JSON files under ``folder`` as JSON Lines, in repository order."""
+    return [json.dumps(json.loads(p.read_bytes())) for p in json_files(folder)]
+
+
 def load_samples(engine: Engine, sample_dir: Path) -> tuple[LoadReport, LoadReport]:
     """Load the Tate and CMoA samples."""
     return (
@@ -220,7 +228,7 @@ def test_cmoa_sample(
 ) -> None:
     report = load_cmoa(clean_db, sample_dir / "cmoa", progress=False)
     assert report.ok, report.summary()
-    assert report.counts["artworks"] == 150  # 130 cmoa + 20 teenie
+    assert report.counts["artworks"] == 155  # 135 cmoa + 20 teenie
     with sessions_clean() as session:
         bowl = session.scalars(select(Artwork).where(Artwork.slug == "cmoa-2004-37-a-b")).one()
         assert bowl.title == "Punch bowl with lid"
@@ -270,49 +278,50 @@ def test_cmoa_sample(
 def test_second_load_changes_nothing(clean_db: Engine, sample_dir: Path) -> None:
     load_samples(clean_db, sample_dir)
     before = table_counts(clean_db)
-    assert before["artworks"] == 500
+    assert before["artworks"] == 505
     tate, cmoa = load_samples(clean_db, sample_dir)
     assert table_counts(clean_db) == before
     assert not tate.changed and not cmoa.changed, (tate.summary(), cmoa.summary())
-    assert tate.counts["artworks"] == 350 and cmoa.counts["artworks"] == 150
+    assert tate.counts["artworks"] == 350 and cmoa.counts["artworks"] == 155
 
 
-def test_bad_lines_are_reported_and_skipped(
+def test_bad_records_are_reported_and_skipped(
     clean_db: Engine, sample_dir: Path, tmp_path: Path
 ) -> None:
-    good = (sample_dir / "cmoa" / "cmoa.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+    good = jsonl_of(sample_dir / "cmoa" / "cmoa")[:3]
     no_id = json.loads(good[2])
     del no_id["id"]
     path = write_jsonl(
         tmp_path / "cmoa.jsonl",
-        [good[0], '{"title": "broken', json.dumps(no_id), "[1, 2]", good[1]],
+        [
+            good[0],
+            json.dumps(no_id),
+            json.dumps({"id": "cmoa:things/x", "images": [1], "creator": [{"artist_id": [1]}]}),
+            good[1],
+        ],
     )
     report = load_cmoa(clean_db, path, progress=False)
-    assert [(e.file, e.line) for e in report.errors] == [
-        ("cmoa.jsonl", 2),
-        ("cmoa.jsonl", 3),
-        ("cmoa.jsonl", 4),
-    ]
-    assert "invalid JSON" in report.errors[0].message
-    assert "missing id" in report.errors[1].message
+    assert [(e.file, e.line) for e in report.errors] == [("cmoa.jsonl", 2), ("cmoa.jsonl", 3)]
+    assert "missing id" in report.errors[0].message
+    assert "bad object record" in report.errors[1].message
     assert report.counts["artworks"] == 2
     assert table_counts(clean_db)["artworks"] == 2
 
-    tate_lines = (sample_dir / "tate" / "artworks.jsonl").read_text(encoding="utf-8").splitlines()
+    tate_lines = jsonl_of(sample_dir / "tate" / "artworks")
     odd_types = json.loads(tate_lines[2]) | {"title": ["a", "list"], "medium": 12}
     tate_path = write_jsonl(
         tmp_path / "artworks.jsonl",
         [
             tate_lines[0],
-            "not json",
             json.dumps({"id": 1, "acno": "X1", "contributors": "nobody"}),
             json.dumps(odd_types),
+            json.dumps({"id": 2, "contributors": [{"id": [1], "displayOrder": "2"}, {"id": 5}]}),
             tate_lines[1],
         ],
     )
     tate = load_tate(clean_db, tate_path, progress=False)
-    assert [(e.file, e.line) for e in tate.errors] == [("artworks.jsonl", 2), ("artworks.jsonl", 3)]
-    assert "bad artwork record" in tate.errors[1].message
+    assert [(e.file, e.line) for e in tate.errors] == [("artworks.jsonl", 2), ("artworks.jsonl", 4)]
+    assert all("bad artwork record" in e.message for e in tate.errors)
     assert tate.counts["artworks"] == 3
     assert table_counts(clean_db)["artworks"] == 5
     with clean_db.connect() as conn:
@@ -322,3 +331,34 @@ def test_bad_lines_are_reported_and_skipped(
             )
         ).one()
     assert (title, medium) == ("", "12")  # a list is no title; a number is written out
+
+
+def test_unreadable_input_stops_the_import_before_any_write(
+    clean_db: Engine, sample_dir: Path, tmp_path: Path
+) -> None:
+    load_cmoa(clean_db, sample_dir / "cmoa", progress=False)
+    before = table_counts(clean_db)
+
+    good = jsonl_of(sample_dir / "cmoa" / "teenie")[:3]
+    path = write_jsonl(tmp_path / "teenie.jsonl", [good[0], '{"title": "broken', good[1], "[1, 2]"])
+    with pytest.raises(LoadError) as caught:
+        load_cmoa(clean_db, path, progress=False)
+    assert [(i.file, i.line) for i in caught.value.issues] == [
+        ("teenie.jsonl", 2),
+        ("teenie.jsonl", 4),
+    ]
+    assert "invalid JSON" in caught.value.issues[0].message
+    assert "teenie.jsonl:2: invalid JSON" in str(caught.value)
+    assert "nothing was loaded" in str(caught.value)
+
+    # A clone of Tate's repository with one broken file among 350: not one artwork is written.
+    clone = tmp_path / "collection"
+    shutil.copytree(sample_dir / "tate", clone)
+    broken = sorted((clone / "artworks").rglob("*.json"))[-1]
+    text = broken.read_text(encoding="utf-8").splitlines()
+    broken.write_text("\n".join([*text[:5], '  "title": oops,', *text[5:]]), encoding="utf-8")
+    with pytest.raises(LoadError) as caught:
+        load_tate(clean_db, clone, progress=False)
+    [issue] = caught.value.issues
+    assert (issue.file, issue.line) == (broken.relative_to(clone).as_posix(), 6)
+    assert table_counts(clean_db) == before
