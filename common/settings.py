@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from limits import parse
+
 S = TypeVar("S", bound="Settings")
 
 log = logging.getLogger("artcat.settings")
@@ -196,6 +198,15 @@ class AuthSettings(Settings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        check_rates(
+            self,
+            "login_attempts_per_account",
+            "login_attempts_per_ip",
+            "xapp_attempts_per_client",
+            "xapp_attempts_per_ip",
+            "applications_created_per_user",
+            "sign_up_attempts_per_ip",
+        )
         if self.session_cookie_secure is False and self.https:
             log.warning(
                 "SESSION_COOKIE_SECURE=false although PUBLIC_URL is https: the session cookie "
@@ -220,6 +231,22 @@ class ResourceSettings(Settings):
     rate_limit_burst: int = 10
     # Rendered artwork documents kept in memory per process (a few KB each; 0 turns it off).
     document_cache_size: int = 10_000
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_rates(self, "rate_limit")
+
+
+def check_rates(settings: Settings, *names: str) -> None:
+    """Refuse a rate setting ``limits`` cannot read, at start rather than at the first request."""
+    for name in names:
+        value = getattr(settings, name)
+        try:
+            parse(value)
+        except ValueError:
+            raise SettingsError(
+                f"{name.upper()} must be a rate such as 10/minute or 5/second, not {value!r}"
+            ) from None
 
 
 def normalise_database_url(url: str) -> str:

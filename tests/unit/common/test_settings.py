@@ -104,3 +104,20 @@ def test_a_malformed_number_names_its_variable(tmp_path: Path) -> None:
         Settings.from_env(
             {"INSTANCE_DIR": str(tmp_path), "SECRET_KEY": "k", "HSTS_MAX_AGE": "a year"}
         )
+
+
+@pytest.mark.parametrize(
+    ("cls", "variable"),
+    [
+        (AuthSettings, "SIGN_UP_ATTEMPTS_PER_IP"),
+        (AuthSettings, "XAPP_ATTEMPTS_PER_CLIENT"),
+        (AuthSettings, "APPLICATIONS_CREATED_PER_USER"),
+        (ResourceSettings, "RATE_LIMIT"),
+    ],
+)
+def test_a_rate_limits_cannot_read_is_refused_at_start(
+    tmp_path: Path, cls: type[Settings], variable: str
+) -> None:
+    environ = {"INSTANCE_DIR": str(tmp_path), variable: "lots"}
+    with pytest.raises(SettingsError, match=variable):
+        cls.from_env(environ)
