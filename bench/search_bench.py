@@ -4,8 +4,8 @@ Runs against the configured database, as the service does (INSTANCE_DIR for SQLi
 DATABASE_URL for PostgreSQL; REDIS_URL, or the embedded Redis, for the HTTP part). Import the
 catalog first, for example the full Tate + CMoA sets:
 
-    INSTANCE_DIR=/tmp/search_bench artcat load tate ../shared/data/tate
-    INSTANCE_DIR=/tmp/search_bench artcat load cmoa ../shared/data/cmoa
+    INSTANCE_DIR=/tmp/search_bench artcat load tate --download   (or PATH: a clone)
+    INSTANCE_DIR=/tmp/search_bench artcat load cmoa --download   (or PATH: a clone)
     INSTANCE_DIR=/tmp/search_bench python bench/search_bench.py --reindex
 
 Every query of bench/search_queries.txt runs ``--rounds`` times in-process (a session per query,

@@ -14,6 +14,7 @@ from common.models.base import Base
 from common.models.catalog import (
     Artist,
     ArtistGene,
+    ArtistSource,
     Artwork,
     ArtworkArtist,
     ArtworkGene,
@@ -30,6 +31,7 @@ __all__ = [
     "Application",
     "Artist",
     "ArtistGene",
+    "ArtistSource",
     "Artwork",
     "ArtworkArtist",
     "ArtworkGene",
