@@ -16,14 +16,15 @@ OFFLINE_ACCESS = "offline_access"
 SUPPORTED_SCOPES = frozenset({OFFLINE_ACCESS})
 BAD_CLIENT = "The client id or secret is invalid."
 # The token type of every token this server issues (RFC 6750 bearer tokens).
-BEARER = "Bearer"  # nosec B105 # a token type, not a secret
+BEARER = "Bearer"
+HINT_UNSUPPORTED = "This token_type_hint is not supported."
 # Descriptions for Authlib errors raised without one (a body always says what went wrong).
 DEFAULT_DESCRIPTIONS = {
     "invalid_request": "The request is missing a parameter or is malformed.",
     "invalid_client": BAD_CLIENT,
     "invalid_grant": "The grant is invalid, expired or was issued to another client.",
     "unsupported_grant_type": "This grant_type is not supported.",
-    "unsupported_token_type": "This token_type_hint is not supported.",  # nosec B105 # a message
+    "unsupported_token_type": HINT_UNSUPPORTED,
 }
 
 
