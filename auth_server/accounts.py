@@ -134,7 +134,7 @@ def create_application(
     name: str,
     owner: User | None,
     redirect_uris: list[str] | None = None,
-    standard_token_response: bool = False,
+    standard_token_response: bool = True,
     client_id: str | None = None,
     client_secret: str | None = None,
 ) -> NewApplication:

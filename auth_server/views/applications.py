@@ -145,8 +145,10 @@ class Applications(MethodView):
         params = request_params(request)
         name = check_name(params.get("name", ""))
         redirect_urls = check_redirect_urls(request_list(request, "redirect_urls") or [])
+        # RFC 6749 answers unless asked otherwise: the reference API has no such field, and
+        # stock OAuth clients refuse its timestamp form.
         raw_standard = params.get("standard_token_response")
-        standard = bool(raw_standard) and parse_bool("standard_token_response", raw_standard or "")
+        standard = parse_bool("standard_token_response", raw_standard) if raw_standard else True
         throttle = creation_throttle()
         wait = throttle.hit(record.user_id or "")
         if wait is not None:

@@ -289,7 +289,7 @@ def load_demo(
                     name=DEMO_APPLICATION_NAME,
                     owner=users[0],
                     redirect_uris=DEMO_REDIRECT_URIS,
-                    standard_token_response=False,
+                    standard_token_response=True,  # what stock OAuth clients accept
                     client_id=credentials.client_id,
                     client_secret=credentials.client_secret,
                 )

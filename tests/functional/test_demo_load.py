@@ -177,7 +177,7 @@ def test_demo_credentials_work(clean_db: Engine, base_settings: Settings) -> Non
     assert credentials.user_email == DEMO_EMAIL
     with Session(clean_db) as session:
         app = authenticate_client(session, credentials.client_id, credentials.client_secret)
-        assert app is not None and not app.standard_token_response
+        assert app is not None and app.standard_token_response  # what stock clients accept
         assert authenticate_client(session, credentials.client_id, "wrong") is None
         assert credentials.client_secret not in app.client_secret_digest
         user = session.scalar(select(User).where(User.email == DEMO_EMAIL))
