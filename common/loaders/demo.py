@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Engine, delete, insert, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -186,6 +186,10 @@ def _queue_user_rows(session: Session, ctx: DemoContext, users: list[User]) -> N
     """Queue what links the users to the catalog: profile, partners, bids, collections."""
     rng = ctx.rng("user-links")
     demo = users[0]
+    # Every user starts with a bare profile; the demo account's is the full one below.
+    session.execute(
+        delete(Profile).where(Profile.owner_type == "user", Profile.owner_id == demo.id)
+    )
     add_profile(
         ctx,
         rng,

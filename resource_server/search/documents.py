@@ -157,6 +157,8 @@ def profiles(conn: Connection) -> Iterator[Doc]:
     cols = (Profile.id, Profile.handle, Profile.owner_type, Profile.owner_id, Profile.location,
             Profile.description, Profile.image_url, Profile.image_versions)  # fmt: skip
     for r in conn.execute(select(*cols)):
+        if r.owner_type == "user" and not (r.description or r.location):
+            continue  # the bare profile every user gets: nothing in it to find
         owner = owners.get(r.owner_id) if r.owner_type != "user" else None
         yield Doc(
             "profile",
