@@ -28,6 +28,7 @@ from common.models import (
     Sale,
     Show,
 )
+from resource_server.queries.access import visible_artwork
 
 DESCRIPTION_CHARS = 300
 # The highest artwork iconicity the loaders give (10 * log10(1 + 40,000 works) + 5 is about 51).
@@ -111,7 +112,7 @@ def artworks(conn: Connection) -> Iterator[Doc]:
     cols = (Artwork.id, Artwork.slug, Artwork.title, Artwork.date, Artwork.medium,
             Artwork.category, Artwork.series, Artwork.iconicity, Artwork.image_url,
             Artwork.image_versions)  # fmt: skip
-    for r in conn.execute(select(*cols)):
+    for r in conn.execute(select(*cols).where(visible_artwork())):
         makers = ", ".join(by_artwork.get(r.id, ()))
         yield Doc(
             "artwork",
