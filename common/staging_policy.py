@@ -83,7 +83,7 @@ POLICY: dict[str, Rule] = {
         PUBLIC_PROFILES,
     ),
     "artists": _copy("catalog"),
-    "artworks": _copy("catalog (unpublished ones too: any client may list them)"),
+    "artworks": _copy("catalog (unpublished ones too: the API hides them from every caller)"),
     "artwork_artists": _copy("catalog links"),
     "editions": _copy("catalog"),
     "genes": _copy("catalog"),
