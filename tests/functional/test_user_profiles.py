@@ -60,10 +60,10 @@ def test_a_user_signed_up_has_a_profile(
     with requests.Session() as web:
         page = web.get(f"{base}/account/sign_up", timeout=10)
         f = form(page.text, "/account/sign_up")
-        data = {**f.fields, "name": "Grace", "email": "grace@example.org", "password": PASSWORD}
+        data = {**f.fields, "name": "Grace", "email": "profiled@example.org", "password": PASSWORD}
         assert web.post(f"{base}/account/sign_up", data=data, timeout=10).status_code == 200
     with sessions() as s:
-        user = s.scalar(select(User).where(User.email == "grace@example.org"))
+        user = s.scalar(select(User).where(User.email == "profiled@example.org"))
         assert user is not None
         profile = s.scalar(select(Profile).where(Profile.owner_id == user.id))
         assert profile is not None and profile.owner_type == "user"
