@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from common.ids import new_id
 from common.models import Application, Collection, User, UserDetail
+from common.models.catalog import user_profile
 from common.settings import Settings
 from common.tokens import digest, digests_match, generate_secret
 
@@ -90,7 +91,7 @@ def create_user(
     password: str | None,
     user_id: str | None = None,
 ) -> User:
-    """Create a user with its details and its default (private) collection."""
+    """Create a user with its details, its profile and its default (private) collection."""
     email = normalise_email(email)
     if not email or "@" not in email or len(email) > 320:
         raise AccountError("email", "is invalid")
@@ -107,6 +108,7 @@ def create_user(
     session.add(user)
     session.flush()
     session.add(UserDetail(id=user.id))
+    session.add(user_profile(user.id, new_id()))
     session.add(
         Collection(
             user_id=user.id,
@@ -134,7 +136,7 @@ def create_application(
     name: str,
     owner: User | None,
     redirect_uris: list[str] | None = None,
-    standard_token_response: bool = False,
+    standard_token_response: bool = True,
     client_id: str | None = None,
     client_secret: str | None = None,
 ) -> NewApplication:

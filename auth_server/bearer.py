@@ -14,25 +14,41 @@ INVALID_TOKEN = "The access token is invalid or has expired."  # noqa: S105  # n
 TOKEN_HEADERS = ("X-Access-Token", "X-Auth-Token")
 
 
+def request_tokens(req: Request, params: Mapping[str, str] | None = None) -> list[str]:
+    """Return every distinct token presented: ``access_token``, the headers, a Bearer header.
+
+    A blank value presents nothing.
+    """
+    found: list[str] = []
+    values = [(params or {}).get("access_token"), *req.args.getlist("access_token")]
+    values += [req.headers.get(name) for name in TOKEN_HEADERS]
+    scheme, _, bearer = req.headers.get("Authorization", "").strip().partition(" ")
+    if scheme.lower() == "bearer":
+        values.append(bearer)
+    # An application token acts for no user here, but a bad one is still a bad credential.
+    values += [req.headers.get("X-Xapp-Token"), *req.args.getlist("xapp_token")]
+    for value in values:
+        value = (value or "").strip()
+        if value and value not in found:
+            found.append(value)
+    return found
+
+
 def request_token(req: Request, params: Mapping[str, str] | None = None) -> str | None:
-    """Return the token from ``access_token``, X-Access-Token/X-Auth-Token, or a Bearer header."""
-    value = (params or {}).get("access_token") or req.args.get("access_token")
-    if value:
-        return value.strip()
-    for name in TOKEN_HEADERS:
-        value = req.headers.get(name)
-        if value and value.strip():
-            return value.strip()
-    scheme, _, value = req.headers.get("Authorization", "").strip().partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
-    return None
+    """Return the first token from ``access_token``, X-Access-Token/X-Auth-Token, or Bearer."""
+    tokens = request_tokens(req, params)
+    return tokens[0] if tokens else None
 
 
 def require_user(req: Request) -> TokenRecord:
-    """Return the record of the request's user access token, or raise a 401 ``auth_error``."""
-    token = request_token(req)
-    record = services().stores.tokens.lookup(token) if token else None
-    if record is None or not record.is_user:
+    """Return the record of the request's user access token, or raise a 401 ``auth_error``.
+
+    Every token presented must be valid and name the same user: a garbage credential in one
+    header is never ignored because another carries a valid one.
+    """
+    store = services().stores.tokens
+    records = [store.lookup(token) for token in request_tokens(req)]
+    users = {r.user_id for r in records if r is not None and r.is_user}
+    if not records or None in records or len(users) != 1:
         raise AuthError(INVALID_TOKEN)
-    return record
+    return next(r for r in records if r is not None and r.is_user)

@@ -82,10 +82,12 @@ def register(app: Flask) -> None:
         return jsonify({"error": message}), 406
 
     @app.errorhandler(HTTPException)
-    def _http(ex: HTTPException) -> tuple[Response, int]:
+    def _http(ex: HTTPException) -> tuple[Response, int, dict[str, str]]:
         code = ex.code or 500
         kind = "param_error" if code == 400 else "other_error"
-        return jsonify({"type": kind, "message": ex.description or ex.name}), code
+        # Keep the exception's own headers (a 405's Allow, RFC 9110 15.5.6), not its HTML type.
+        headers = {k: v for k, v in ex.get_headers() if k.lower() != "content-type"}
+        return jsonify({"type": kind, "message": ex.description or ex.name}), code, headers
 
     @app.errorhandler(RedisError)
     @app.errorhandler(OperationalError)
@@ -95,7 +97,7 @@ def register(app: Flask) -> None:
         return jsonify(body), 503, {"Retry-After": "1"}
 
     @app.errorhandler(Exception)
-    def _unexpected(ex: Exception) -> tuple[Response, int]:
+    def _unexpected(ex: Exception) -> tuple[Response, int] | tuple[Response, int, dict[str, str]]:
         if isinstance(ex, HTTPException):
             return _http(ex)
         log.exception("unhandled error")

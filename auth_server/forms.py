@@ -197,6 +197,9 @@ class ApplicationForm(FlaskForm):
         "Signs users in through the browser (the authorization code flow)", default=True
     )
     redirect_uris = TextAreaField("Redirect URIs (one per line)", [Length(max=20_000)])
+    reference_token_response = BooleanField(
+        "Answer tokens in the reference API's form (expires_in as a timestamp)", default=False
+    )
     submit = SubmitField("Register application")
 
     def validate_redirect_uris(self, field: Any) -> None:

@@ -2,8 +2,9 @@
 
 What is ours: requests read from a query string, a form or a JSON body (the reference API took
 all three); one client authentication method per request; opaque tokens hashed at rest and
-published to Redis; the reference API's response shape (``expires_in`` as a timestamp) unless the
-application asked for RFC 6749's; the audit log; errors as ``{error, error_description[, state]}``.
+published to Redis; RFC 6749's response shape (integer ``expires_in``) unless the application was
+registered for the reference API's (``expires_in`` as a timestamp); ``token_type`` always; the
+audit log; errors as ``{error, error_description[, state]}``.
 """
 
 from __future__ import annotations

@@ -53,7 +53,12 @@ def apps() -> None:
     help="No redirect URI: the application signs users in only with the credentials grant "
     "and uses XAPP and client-credentials tokens, never the browser flow.",
 )
-@click.option("--standard-token-response", is_flag=True, help="Integer expires_in, token_type.")
+@click.option(
+    "--standard-token-response/--reference-token-response",
+    default=True,
+    help="RFC 6749 token responses (integer expires_in; the default, what stock OAuth clients "
+    "accept) or the reference API's (expires_in as a timestamp string).",
+)
 @click.option(
     "--first-party",
     is_flag=True,
@@ -104,7 +109,12 @@ def apps_create(
         data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
         if not public:
             data["client_secret"] = new.client_secret
-        data.update(first_party=first_party, public_client=public, redirect_uris=uris)
+        data.update(
+            first_party=first_party,
+            public_client=public,
+            redirect_uris=uris,
+            standard_token_response=standard_token_response,
+        )
     _emit(as_json, data)
     if no_browser_flow and not as_json:
         click.echo(
@@ -150,15 +160,26 @@ def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool
     multiple=True,
     help="Replace the registered redirect URIs with these (repeat for several).",
 )
-def apps_set(client_id: str, first_party: bool | None, redirect_uris: tuple[str, ...]) -> None:
-    """Change how the service treats an application (first-party, redirect URIs)."""
+@click.option(
+    "--standard-token-response/--reference-token-response",
+    "standard",
+    default=None,
+    help="RFC 6749 token responses (integer expires_in) or the reference API's (a timestamp).",
+)
+def apps_set(
+    client_id: str, first_party: bool | None, redirect_uris: tuple[str, ...], standard: bool | None
+) -> None:
+    """Change how the service treats an application (first-party, redirect URIs, tokens)."""
     from sqlalchemy import select
 
     from common.db import make_engine, make_sessionmaker
     from common.models import Application
 
-    if first_party is None and not redirect_uris:
-        raise click.UsageError("say what to change: --first-party, --third-party or --redirect-uri")
+    if first_party is None and not redirect_uris and standard is None:
+        raise click.UsageError(
+            "say what to change: --first-party, --third-party, --redirect-uri, "
+            "--standard-token-response or --reference-token-response"
+        )
     uris = _registered_uris(redirect_uris, browser_flow=True, public=False) if redirect_uris else []
     with make_sessionmaker(make_engine(_settings()))() as session, session.begin():
         app = session.scalar(select(Application).where(Application.client_id == client_id))
@@ -168,10 +189,15 @@ def apps_set(client_id: str, first_party: bool | None, redirect_uris: tuple[str,
             app.first_party = first_party
         if uris:
             app.redirect_uris = uris
+        if standard is not None:
+            app.standard_token_response = standard
     if first_party is not None:
         click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
     if uris:
         click.echo(f"application {client_id} redirect URIs: {' '.join(uris)}")
+    if standard is not None:
+        shape = "RFC 6749 (integer expires_in)" if standard else "the reference API's (timestamp)"
+        click.echo(f"application {client_id} token responses: {shape}")
 
 
 @apps.command("rotate-secret")

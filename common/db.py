@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from pathlib import Path
@@ -169,8 +170,16 @@ def alembic_config(settings: Settings) -> Any:
 
 def upgrade(settings: Settings, revision: str = "head") -> None:
     """Bring the database schema up to ``revision`` (creating it on a fresh database)."""
-    from alembic import command
+    # Alembic logs every step at INFO (its plugins as it loads them, then "Running upgrade
+    # 0001 -> 0002"): a screen of lines at each start. Its warnings and errors still show.
+    quiet = logging.getLogger("alembic")
+    level = quiet.level
+    quiet.setLevel(max(logging.WARNING, level))
+    try:
+        from alembic import command
 
-    if settings.sqlalchemy_url.startswith("sqlite"):
-        prepare_sqlite(settings)
-    command.upgrade(alembic_config(settings), revision)
+        if settings.sqlalchemy_url.startswith("sqlite"):
+            prepare_sqlite(settings)
+        command.upgrade(alembic_config(settings), revision)
+    finally:
+        quiet.setLevel(level)

@@ -16,11 +16,14 @@ def first_start(settings: AuthSettings, *, load_demo_data: bool) -> object | Non
     upgrade(settings)
     if not load_demo_data:
         return None
-    from common.loaders.demo import demo_credentials, load_demo
+    from common.loaders.demo import ALREADY_LOADED, demo_credentials, load_demo
 
     engine = make_engine(settings)
     try:
-        if not load_demo(engine, settings).skipped:
+        report = load_demo(engine, settings)
+        if report.reason and report.reason != ALREADY_LOADED:  # one line saying why
+            click.echo(report.summary())
+        if not report.skipped:
             announce_catalog_change(settings)
     finally:
         engine.dispose()  # no pooled connection may outlive start-up into forked workers
@@ -47,10 +50,15 @@ def build_wsgi(
 def print_banner(service: str, url: str, demo: object | None) -> None:
     """Print where the service listens and, with the demo data, ready-to-use credentials."""
     click.echo(f"artcat {service} listening on {url}")
+    click.echo(f"point a browser at {url}/ (the API root is {url}/api)")
     if demo is None:
         return
     client_id = getattr(demo, "client_id", "")
     client_secret = getattr(demo, "client_secret", "")
+    click.echo(
+        f"demo user (sign in at {url}/account/sign_in): "
+        f"{getattr(demo, 'user_email', '')} / {getattr(demo, 'user_password', '')}"
+    )
     click.echo(f"demo application client_id:     {client_id}")
     click.echo(f"demo application client_secret: {client_secret}")
     click.echo("get an application token and list artists:")

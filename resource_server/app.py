@@ -45,7 +45,7 @@ from resource_server.resources import (
 )
 from resource_server.resources.openapi import OpenAPI
 from resource_server.resources.root import Healthz, Readyz, Root, Status
-from resource_server.routes import CollectionRoute, PlainRoute
+from resource_server.routes import APPLICATIONS, CollectionRoute, PlainRoute
 from resource_server.search import resource as search
 from resource_server.web import add_pages
 
@@ -121,6 +121,7 @@ ROOT_ROUTES: list[CollectionRoute | PlainRoute] = [
     collection_items.ROUTE,
     bidders.ROUTE,
     search.ROUTE,
+    APPLICATIONS,
 ]
 
 

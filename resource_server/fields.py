@@ -33,9 +33,24 @@ def query_fields(req: falcon.Request) -> dict[str, str | None]:
     return {name: single(req.params, name) for name in req.params}
 
 
-def request_fields(req: falcon.Request) -> dict[str, Any]:
-    """Merge the query string with a form or JSON body (the body wins); one value per name."""
-    fields: dict[str, Any] = dict(query_fields(req))
+class Fields(dict[str, Any]):
+    """Request fields by name; ``typed`` names the ones a JSON body gave (a JSON type each)."""
+
+    typed: frozenset[str] = frozenset()
+
+
+def typed(fields: Mapping[str, Any], name: str) -> bool:
+    """Tell whether a field came from a JSON body, where its JSON type must be the right one."""
+    return name in getattr(fields, "typed", ())
+
+
+def request_fields(req: falcon.Request) -> Fields:
+    """Merge the query string with a form or JSON body (the body wins); one value per name.
+
+    A JSON body's values keep their JSON types: a number is never taken for a name, nor a
+    string for a number (``{"name": -1.1}`` is a 400, not the name "-1.1").
+    """
+    fields = Fields(query_fields(req))
     if not (req.content_length or req.content_type):
         return fields
     is_form = (req.content_type or "").lower().startswith("application/x-www-form-urlencoded")
@@ -50,6 +65,8 @@ def request_fields(req: falcon.Request) -> dict[str, Any]:
     for name, value in body.items():
         # A repeated form field arrives as a list: the last value counts, as in the query.
         fields[str(name)] = value[-1] if is_form and isinstance(value, list) and value else value
+    if not is_form:
+        fields.typed = frozenset(str(name) for name in body)
     return fields
 
 
@@ -92,10 +109,10 @@ class FieldErrors:
             if required:
                 self.add(name, BLANK)
             return None
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            self.add(name, INVALID)
+        if not isinstance(value, str):
+            self.add(name, "must be a string")
             return None
-        text = str(value).strip()
+        text = value.strip()
         if "\x00" in text:  # PostgreSQL text cannot hold it
             self.add(name, "contains a NUL byte")
             return None
@@ -114,8 +131,7 @@ class FieldErrors:
             return None
         if isinstance(value, bool):
             return value
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
+        # The reference's clients send "true"/"false" in JSON too; a number is refused.
         if isinstance(value, str) and value.strip().lower() in TRUE | FALSE:
             return value.strip().lower() in TRUE
         self.add(name, "must be true or false")
@@ -128,7 +144,7 @@ class FieldErrors:
             return None
         if isinstance(value, int) and not isinstance(value, bool):
             return value
-        if isinstance(value, str) and 0 < len(value.strip()) <= 12:
+        if isinstance(value, str) and not typed(fields, name) and 0 < len(value.strip()) <= 12:
             try:
                 return int(value.strip())
             except ValueError:

@@ -22,7 +22,7 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from common.catalog_version import catalog_version_key
 from common.tokens import TokenRecord, TokenStore, digest, well_formed
-from resource_server.auth import token_from_request
+from resource_server.auth import tokens_from_request
 from resource_server.errors import AuthError
 from resource_server.ratelimit import RateLimiter
 
@@ -146,11 +146,31 @@ class GateMiddleware:
         level = getattr(resource, "auth", "app")
         if level == "none" or req.method == "OPTIONS" or resource is None:
             return
-        passage = self.gate.admit(token_from_request(req))
+        presented = tokens_from_request(req)
+        passage = self.gate.admit(presented[0] if presented else None)
         record = passage.record
+        if record is not None and len(presented) > 1:
+            record = self._together(record, presented[1:])
         if record is None or (level == "user" and not record.is_user):
             raise AuthError()
         if not passage.within_limit:
             self.gate.limiter.settle(record.application_id, False)
         req.context.token = record
         req.context.catalog_version = passage.catalog_version
+
+    def _together(self, first: TokenRecord, others: list[str]) -> TokenRecord | None:
+        """Return the record to act on when several tokens are presented; None if any is invalid.
+
+        Rare (a client sending its application token and a user token): each other token is one
+        more Redis read. The user's token is the one acted on; two users' tokens are refused.
+        """
+        records = [first]
+        for token in others:
+            record = self.gate.tokens.lookup(token)
+            if record is None:
+                return None
+            records.append(record)
+        users = {r.user_id for r in records if r.is_user}
+        if len(users) > 1:
+            return None
+        return next((r for r in records if r.is_user), first)

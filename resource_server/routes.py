@@ -56,3 +56,31 @@ class PlainRoute:
     def links(self, urls: Urls) -> dict[str, Link]:
         """Return the root's plain link."""
         return {self.rel: link(urls.api(self.path))}
+
+
+@dataclass(frozen=True)
+class ServedByAuthRoute(PlainRoute):
+    """A collection the authorization server serves (under the same ``/api``), linked from the
+    root as the reference API's root links it: a templated list and a templated item link.
+
+    Its operations are declared with the authorization server's in the OpenAPI document.
+    """
+
+    item_rel: str = ""
+    params: tuple[str, ...] = ()
+
+    def links(self, urls: Urls) -> dict[str, Link]:
+        """Return the root's templated links for the collection and its items."""
+        return {
+            self.rel: templated(query_template(urls.api(self.path), list(self.params))),
+            self.item_rel: templated(urls.api(f"{self.path}/{{id}}")),
+        }
+
+
+# The user's applications (a user token): ``/api/applications`` lives on the auth server.
+APPLICATIONS = ServedByAuthRoute(
+    "applications",
+    "/applications",
+    item_rel="application",
+    params=("user_id", "total_count", "size", "cursor"),
+)

@@ -167,6 +167,7 @@ def applications() -> Response:
             name=form.name.data or "",
             owner=user,
             redirect_uris=getattr(form, "parsed_redirect_uris", []),
+            standard_token_response=not form.reference_token_response.data,
         )
         db.commit()
         audit(

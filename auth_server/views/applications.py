@@ -31,7 +31,7 @@ from auth_server.errors import APIError, AuthError, ParamError
 from auth_server.inputs import parse_bool, request_list
 from auth_server.oauth import no_store
 from auth_server.paging import parse_page_params
-from auth_server.params import request_params
+from auth_server.params import JSON, json_body, request_params
 from common.hal import Page, Urls, link
 from common.ids import format_ts
 from common.models import Application, User
@@ -101,6 +101,29 @@ def application(a: Application, urls: Urls, client_secret: str | None = None) ->
     return body
 
 
+# The JSON types each field of a write must have (a form's values are all strings).
+JSON_TYPES: dict[str, tuple[type, ...]] = {"name": (str,), "standard_token_response": (bool, str)}
+
+
+def typed_params() -> dict[str, str]:
+    """Return the request's parameters, refusing a JSON body's value of the wrong type (400).
+
+    ``request_params`` turns a JSON number into text: ``{"name": -1.1}`` would be the name
+    "-1.1". Here a field given in JSON must be of its type (a flag may be "true"/"false").
+    """
+    params = request_params(request)
+    mimetype = request.mimetype or ""
+    body = json_body(request) if mimetype == JSON or mimetype.endswith("+json") else None
+    if isinstance(body, dict):
+        for name, types in JSON_TYPES.items():
+            value = body.get(name)
+            if value is not None and not isinstance(value, types):
+                kind = "true or false" if bool in types else "a string"
+                label = name.replace("_", " ").capitalize()
+                raise ParamError(f"{label} must be {kind}.", {name: [f"must be {kind}"]})
+    return params
+
+
 def _urls() -> Urls:
     return Urls((services().settings.public_url or request.host_url).rstrip("/"))
 
@@ -142,11 +165,13 @@ class Applications(MethodView):
     def post(self) -> tuple[Response, int]:
         """Create an application (201); its client secret is in this answer and never again."""
         record = require_manager()
-        params = request_params(request)
+        params = typed_params()
         name = check_name(params.get("name", ""))
         redirect_urls = check_redirect_urls(request_list(request, "redirect_urls") or [])
+        # RFC 6749 answers unless asked otherwise: the reference API has no such field, and
+        # stock OAuth clients refuse its timestamp form.
         raw_standard = params.get("standard_token_response")
-        standard = bool(raw_standard) and parse_bool("standard_token_response", raw_standard or "")
+        standard = parse_bool("standard_token_response", raw_standard) if raw_standard else True
         throttle = creation_throttle()
         wait = throttle.hit(record.user_id or "")
         if wait is not None:
@@ -197,7 +222,7 @@ class ApplicationItem(MethodView):
     def put(self, app_id: str) -> Response:
         """Update the name, redirect URLs and token response format."""
         record = require_manager()
-        params = request_params(request)
+        params = typed_params()
         name = check_name(params["name"]) if "name" in params else None
         raw_urls = request_list(request, "redirect_urls")
         redirect_urls = check_redirect_urls(raw_urls) if raw_urls is not None else None

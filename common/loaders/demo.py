@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Engine, delete, insert, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -96,6 +96,8 @@ class DemoReport:
         """Return a one-line description for the command line."""
         if self.skipped:
             return f"demo catalog not loaded: {self.reason}"
+        if self.reason:  # the accounts only: the catalog was there already
+            return f"demo catalog not loaded: {self.reason}; demo user and application created"
         rows = ", ".join(f"{n} {table}" for table, n in self.counts.items() if n)
         return f"demo catalog (seed {self.seed}) loaded in {self.seconds:.2f}s: {rows}"
 
@@ -119,13 +121,28 @@ def demo_credentials(settings: Settings) -> DemoCredentials:
     )
 
 
+ALREADY_LOADED = "the demo application already exists"
+
+
 def _already_loaded(session: Session, credentials: DemoCredentials) -> str:
     """Return why the demo must not be loaded again ("" when the database has no demo yet)."""
     query = select(Application.id).where(Application.client_id == credentials.client_id)
     if session.scalar(query) is not None:
-        return "the demo application already exists"
+        return ALREADY_LOADED
     if session.scalar(select(User.id).where(User.email == DEMO_EMAIL)) is not None:
         return f"{DEMO_EMAIL} exists but not the demo application (another secret key?)"
+    return ""
+
+
+def _catalog_present(session: Session) -> str:
+    """Return why the demo catalog must not be added ("" when the catalog is empty).
+
+    An import (``artcat load tate``) made its own genes, artists and artworks: the demo's would
+    collide by slug and mix invented works with real ones, so only its accounts are added.
+    """
+    for model, what in ((Artwork, "artworks"), (Artist, "artists"), (Gene, "genes")):
+        if session.scalar(select(model.id).limit(1)) is not None:
+            return f"the database already holds a catalog ({what})"
     return ""
 
 
@@ -186,6 +203,10 @@ def _queue_user_rows(session: Session, ctx: DemoContext, users: list[User]) -> N
     """Queue what links the users to the catalog: profile, partners, bids, collections."""
     rng = ctx.rng("user-links")
     demo = users[0]
+    # Every user starts with a bare profile; the demo account's is the full one below.
+    session.execute(
+        delete(Profile).where(Profile.owner_type == "user", Profile.owner_id == demo.id)
+    )
     add_profile(
         ctx,
         rng,
@@ -278,18 +299,23 @@ def load_demo(
         if reason:
             return DemoReport(seed=seed, skipped=True, reason=reason)
         ctx = DemoContext(seed=seed, today=today)
-        build_catalog(ctx, artworks)
+        catalog_reason = _catalog_present(session)
+        session.rollback()
+        if not catalog_reason:
+            build_catalog(ctx, artworks)
         try:
             with session.begin():
                 users = _create_users(session, ctx, settings, credentials)
-                _queue_user_rows(session, ctx, users)
-                counts = _insert(session, ctx)
+                counts = {}
+                if not catalog_reason:
+                    _queue_user_rows(session, ctx, users)
+                    counts = _insert(session, ctx)
                 create_application(
                     session,
                     name=DEMO_APPLICATION_NAME,
                     owner=users[0],
                     redirect_uris=DEMO_REDIRECT_URIS,
-                    standard_token_response=False,
+                    standard_token_response=True,  # what stock OAuth clients accept
                     client_id=credentials.client_id,
                     client_secret=credentials.client_secret,
                 )
@@ -300,10 +326,15 @@ def load_demo(
             if not reason:
                 raise
             return DemoReport(seed=seed, skipped=True, reason=reason)
-    counts["search_documents"] = reindex(engine).documents
+    if not catalog_reason:
+        counts["search_documents"] = reindex(engine).documents
     counts["users"] = counts["user_details"] = len(users)
-    counts["collections"] += len(users)
+    counts["collections"] = counts.get("collections", 0) + len(users)
     counts["applications"] = 1
     return DemoReport(
-        seed=seed, skipped=False, counts=counts, seconds=time.perf_counter() - started
+        seed=seed,
+        skipped=False,
+        counts=counts,
+        seconds=time.perf_counter() - started,
+        reason=catalog_reason,
     )

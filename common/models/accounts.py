@@ -74,7 +74,9 @@ class Application(Timestamps, Base):
     client_secret_digest: Mapped[str] = mapped_column(String(64))
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     redirect_uris: Mapped[list[str]] = mapped_column(JSONType, default=list)
-    standard_token_response: Mapped[bool] = mapped_column(Boolean, default=False)
+    # RFC 6749 token responses (integer ``expires_in``) for new rows; False keeps the reference
+    # API's timestamp form for the clients written against it.
+    standard_token_response: Mapped[bool] = mapped_column(Boolean, default=True)
     published_artworks_access_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     roles: Mapped[list[str]] = mapped_column(JSONType, default=list)
     api_version: Mapped[int] = mapped_column(Integer, default=2)

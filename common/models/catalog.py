@@ -48,6 +48,25 @@ class Profile(Timestamps, ImageFields, Base):
     cover_image_id: Mapped[str | None] = FK("images.id", nullable=True, ondelete="SET NULL")
 
 
+USER_HANDLE_PREFIX = "user-"
+
+
+def user_profile(user_id: str, profile_id: str) -> Profile:
+    """Return the profile every user has from the start (``profile`` link of the user).
+
+    Its handle comes from the id, never the name: a profile is public, the name is not.
+    """
+    return Profile(
+        id=profile_id,
+        handle=f"{USER_HANDLE_PREFIX}{user_id}",
+        location="",
+        description="",
+        owner_type="user",
+        owner_id=user_id,
+        image_versions=[],
+    )
+
+
 class Artist(Timestamps, ImageFields, Base):
     """An artist."""
 

@@ -29,10 +29,16 @@ def _param(p: Param) -> dict[str, Any]:
 
 PAGING = [
     {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
-    {"name": "cursor", "in": "query", "schema": {"type": "string", "maxLength": 1000}},
+    {
+        "name": "cursor",
+        "in": "query",
+        "description": "Opaque: copy it from a `next` link. Not with `offset` (a 400).",
+        "schema": {"type": "string", "maxLength": 1000, "pattern": "^[A-Za-z0-9_-]*={0,2}$"},
+    },
     {
         "name": "offset",
         "in": "query",
+        "description": "Items to skip before the first page. Not with `cursor` (a 400).",
         "schema": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
     },
     {"name": "total_count", "in": "query", "schema": PARAM_SCHEMAS["bool"]},

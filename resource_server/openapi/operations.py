@@ -52,6 +52,22 @@ OAUTH_ERRORS: dict[str, Op] = {
     "429": _json(ref("OAuthError"), "Too many attempts (slow_down), with Retry-After"),
     "413": TOO_LARGE,
 }
+# The rules the write routes enforce, stated: a name has a visible character and at most 200;
+# a flag is a JSON boolean or its text; a position is within the collection (1..n, n < 2**31).
+NAME: Schema = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"}
+DESCRIPTION: Schema = {"type": "string", "maxLength": 10_000}
+FLAG: Schema = {
+    "oneOf": [
+        {"type": "boolean"},
+        {"type": "string", "enum": ["true", "false", "1", "0", "yes", "no"]},
+    ]
+}
+POSITION: Schema = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 2**31 - 1,
+    "description": "1 to the number of items in the collection (a 400 beyond it)",
+}
 USER: list[dict[str, list[str]]] = [{"accessToken": []}, {"bearer": []}]
 ANY_TOKEN: list[dict[str, list[str]]] = [{"xappToken": []}, {"accessToken": []}, {"bearer": []}]
 ID_PATH = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
@@ -133,7 +149,8 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
         {"201": _json(ref("Collection"), "Created"), **WRITE_ERRORS},
         security=USER,
         requestBody=_body(
-            {"user_id": ID, "name": STR, "description": STR, "private": STR}, ["user_id", "name"]
+            {"user_id": ID, "name": NAME, "description": DESCRIPTION, "private": FLAG},
+            ["user_id", "name"],
         ),
     ),
     ("/api/collections/{id}", "put"): op(
@@ -141,7 +158,7 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
         {"200": _json(ref("Collection"), "Updated"), **WRITE_ERRORS},
         security=USER,
         parameters=[ID_PATH],
-        requestBody=_body({"name": STR, "description": STR, "private": STR}),
+        requestBody=_body({"name": NAME, "description": DESCRIPTION, "private": FLAG}),
     ),
     ("/api/collection_items", "post"): op(
         "Add an artwork to a collection",
@@ -157,7 +174,7 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
         {"200": _json(ref("CollectionItem"), "Moved"), **WRITE_ERRORS},
         security=USER,
         parameters=[ID_PATH],
-        requestBody=_body({"position": INT}, ["position"]),
+        requestBody=_body({"position": POSITION}, ["position"]),
     ),
     ("/api/collection_items/{id}", "delete"): op(
         "Remove a collection item",
@@ -195,7 +212,7 @@ TOKEN_REQUEST = _body(
     },
     ["grant_type"],
 )
-APP_BODY = _body({"name": STR, "redirect_urls": STRINGS})
+APP_BODY = _body({"name": NAME, "redirect_urls": STRINGS, "standard_token_response": FLAG})
 
 AUTH_API: dict[tuple[str, str], Op] = {
     ("/api/tokens/xapp_token", "post"): op(

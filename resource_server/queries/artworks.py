@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from common.models import Artwork, ArtworkArtist, ArtworkGene, Edition, ShowArtwork
 from resource_server.pagination import PageParams, PageResult, sample_one
+from resource_server.queries.access import visible_artwork
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
 from resource_server.queries.similarity import similar_artworks
@@ -25,7 +26,7 @@ def filtered(filters: dict[str, Any]) -> Select[Any]:
     Collections (``collection_id`` with ``user_id``, ordered by position) are served by their own
     pager over collection items; it reuses :func:`editions_for` to embed the editions.
     """
-    stmt = select(Artwork)
+    stmt = select(Artwork).where(visible_artwork())
     if "artist_id" in filters:
         by_artist = select(ArtworkArtist.artwork_id).where(
             ArtworkArtist.artist_id == filters["artist_id"]
@@ -62,7 +63,13 @@ def similar(session: Session, filters: dict[str, Any]) -> list[Artwork]:
 
 def find_artwork(session: Session, id_or_slug: str) -> tuple[Artwork | None, bool]:
     """Return an artwork by id or slug, and whether it was found by slug."""
-    return find(session, Artwork, id_or_slug, slug=Artwork.slug)
+    return find(
+        session,
+        Artwork,
+        id_or_slug,
+        slug=Artwork.slug,
+        base=select(Artwork).where(visible_artwork()),
+    )
 
 
 def editions_for(session: Session, artwork_ids: Sequence[str]) -> dict[str, list[Edition]]:

@@ -16,6 +16,7 @@ from common.ids import utcnow
 from common.models import Artwork, Collection, CollectionItem
 from resource_server.errors import NotFound, ParamError
 from resource_server.pagination import PageParams, PageResult
+from resource_server.queries.access import visible_artwork
 from resource_server.queries.collections import (
     check_writable,
     find_collection,
@@ -101,8 +102,8 @@ def add_item(
 
     def work(session: Session) -> CollectionItem:
         check_writable(lock_collection(session, collection_id), caller, user_id)
-        published = select(Artwork.id).where(Artwork.id == artwork_id, Artwork.published)
-        if session.scalar(published) is None:
+        visible = select(Artwork.id).where(Artwork.id == artwork_id, visible_artwork())
+        if session.scalar(visible) is None:
             raise NotFound("Artwork")
         duplicate = select(CollectionItem.id).where(
             CollectionItem.collection_id == collection_id, CollectionItem.artwork_id == artwork_id

@@ -10,12 +10,15 @@ from sqlalchemy.orm import Session
 from common.ids import is_id
 from common.models import Edition
 from resource_server.pagination import PageParams, PageResult, sample_one
+from resource_server.queries.access import visible_artwork_ids
 from resource_server.queries.paging import page_by_id
 
 
 def filtered(filters: dict[str, Any]) -> Select[Any]:
     """Return the select of the editions of the artwork named by the filters."""
-    return select(Edition).where(Edition.artwork_id == filters["artwork_id"])
+    return select(Edition).where(
+        Edition.artwork_id == filters["artwork_id"], Edition.artwork_id.in_(visible_artwork_ids())
+    )
 
 
 def list_editions(session: Session, filters: dict[str, Any], page: PageParams) -> PageResult:
@@ -33,5 +36,5 @@ def find_edition(session: Session, edition_id: str, artwork_id: str) -> Edition 
     """Return an edition of an artwork by id."""
     if not is_id(edition_id):
         return None
-    stmt = select(Edition).where(Edition.id == edition_id, Edition.artwork_id == artwork_id)
+    stmt = filtered({"artwork_id": artwork_id}).where(Edition.id == edition_id)
     return session.scalars(stmt).first()

@@ -28,6 +28,7 @@ from common.models import (
     Sale,
     Show,
 )
+from resource_server.queries.access import visible_artwork
 
 DESCRIPTION_CHARS = 300
 # The highest artwork iconicity the loaders give (10 * log10(1 + 40,000 works) + 5 is about 51).
@@ -111,7 +112,7 @@ def artworks(conn: Connection) -> Iterator[Doc]:
     cols = (Artwork.id, Artwork.slug, Artwork.title, Artwork.date, Artwork.medium,
             Artwork.category, Artwork.series, Artwork.iconicity, Artwork.image_url,
             Artwork.image_versions)  # fmt: skip
-    for r in conn.execute(select(*cols)):
+    for r in conn.execute(select(*cols).where(visible_artwork())):
         makers = ", ".join(by_artwork.get(r.id, ()))
         yield Doc(
             "artwork",
@@ -157,6 +158,8 @@ def profiles(conn: Connection) -> Iterator[Doc]:
     cols = (Profile.id, Profile.handle, Profile.owner_type, Profile.owner_id, Profile.location,
             Profile.description, Profile.image_url, Profile.image_versions)  # fmt: skip
     for r in conn.execute(select(*cols)):
+        if r.owner_type == "user" and not (r.description or r.location):
+            continue  # the bare profile every user gets: nothing in it to find
         owner = owners.get(r.owner_id) if r.owner_type != "user" else None
         yield Doc(
             "profile",

@@ -169,10 +169,26 @@ def test_register_an_application_and_see_its_secret_once(
             "com.example.app:/cb",
         ]
         assert secret not in app.client_secret_digest
+        assert app.standard_token_response  # the box was left unticked
     assert xapp_status(base, client_id, secret) == 201
     listing = web.get(f"{base}/account/applications")
     assert "Print Shop" in listing.text and client_id in listing.text
     assert secret not in listing.text
+
+    legacy = web.post(
+        f"{base}/account/applications",
+        data={
+            **f.fields,
+            "name": "Legacy Client",
+            "redirect_uris": "https://ok.example/cb",
+            "browser_flow": "y",
+            "reference_token_response": "y",
+        },
+    )
+    assert legacy.status_code == 201
+    with sessions() as s:
+        kept = s.scalar(select(Application).where(Application.name == "Legacy Client"))
+        assert kept is not None and not kept.standard_token_response
 
 
 def test_rotate_a_secret_the_old_one_stops_working(

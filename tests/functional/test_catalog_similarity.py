@@ -53,7 +53,8 @@ def expected_artists(catalog: Catalog, subject: str, *, contemporary: bool) -> l
 def expected_artworks(catalog: Catalog, subject: str) -> list[str]:
     """Rank the artworks similar to ``subject`` by the score documented in the module."""
     with catalog.sessions() as s:
-        works = {a.id: a for a in s.scalars(select(Artwork))}
+        # Only published artworks are shown (as similar ones too).
+        works = {a.id: a for a in s.scalars(select(Artwork).where(Artwork.published.is_(True)))}
         artists: dict[str, set[str]] = defaultdict(set)
         for work_id, artist_id in s.execute(
             select(ArtworkArtist.artwork_id, ArtworkArtist.artist_id)
@@ -119,7 +120,8 @@ def test_similar_artists_links_and_filters(catalog: Catalog) -> None:
 
 
 def test_similar_artworks_follow_the_documented_score(catalog: Catalog) -> None:
-    subjects = catalog.scalars(select(Artwork.id).order_by(Artwork.id))[:10]
+    visible = select(Artwork.id).where(Artwork.published.is_(True))
+    subjects = catalog.scalars(visible.order_by(Artwork.id))[:10]
     for subject in subjects:
         got = similar_ids(catalog, "/artworks", similar_to_artwork_id=subject)
         assert subject not in got and 0 < len(got) <= LIMIT

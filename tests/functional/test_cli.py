@@ -79,9 +79,11 @@ def test_users_and_apps(env: dict[str, str]) -> None:
         "first_party",
         "public_client",
         "redirect_uris",
+        "standard_token_response",
     }
     assert app["redirect_uris"] == ["https://app.example.org/cb"]
     assert app["first_party"] is False and app["public_client"] is False
+    assert app["standard_token_response"] is True  # what stock OAuth clients accept
     sessions = sessions_for(env)
     with sessions() as s:
         stored = s.scalar(select(Application).where(Application.client_id == app["client_id"]))
@@ -173,3 +175,44 @@ def test_disable_and_enable_a_user_and_an_application(env: dict[str, str]) -> No
         main, ["apps", "set", app["client_id"], "--redirect-uri", "http://evil.example/cb"], env=env
     )
     assert refused.exit_code != 0 and "https" in refused.output
+
+
+def test_token_response_form(env: dict[str, str]) -> None:
+    run(env, "db", "upgrade")
+    run(
+        env,
+        "users",
+        "create",
+        "--email",
+        "c@c.org",
+        "--name",
+        "C",
+        stdin="a long enough password\n",
+    )
+    app = json.loads(
+        run(
+            env,
+            "apps",
+            "create",
+            "--name",
+            "Legacy",
+            "--owner",
+            "c@c.org",
+            "--no-browser-flow",
+            "--reference-token-response",
+            "--json",
+        )
+    )
+    assert app["standard_token_response"] is False
+    sessions = sessions_for(env)
+
+    def standard() -> bool | None:
+        with sessions() as s:
+            query = select(Application.standard_token_response)
+            return s.scalar(query.where(Application.id == app["id"]))
+
+    assert standard() is False
+    out = run(env, "apps", "set", app["client_id"], "--standard-token-response")
+    assert "RFC 6749" in out and standard() is True
+    run(env, "apps", "set", app["client_id"], "--reference-token-response")
+    assert standard() is False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, func, select
@@ -177,7 +178,7 @@ def test_demo_credentials_work(clean_db: Engine, base_settings: Settings) -> Non
     assert credentials.user_email == DEMO_EMAIL
     with Session(clean_db) as session:
         app = authenticate_client(session, credentials.client_id, credentials.client_secret)
-        assert app is not None and not app.standard_token_response
+        assert app is not None and app.standard_token_response  # what stock clients accept
         assert authenticate_client(session, credentials.client_id, "wrong") is None
         assert credentials.client_secret not in app.client_secret_digest
         user = session.scalar(select(User).where(User.email == DEMO_EMAIL))
@@ -214,3 +215,25 @@ def test_events_cover_every_status(clean_db: Engine, base_settings: Settings) ->
     assert {status(s.start_at, s.end_at) for s in shows if s.fair_id} == everything
     assert {status(f.start_at, f.end_at) for f in fairs} == everything
     assert {status(s.start_at, s.end_at) for s in sales} == everything
+
+
+def test_after_a_museum_import_only_the_demo_accounts_are_added(
+    clean_db: Engine, base_settings: Settings, sample_dir: Path
+) -> None:
+    from common.loaders.tate import load_tate
+
+    load_tate(clean_db, sample_dir / "tate", progress=False)
+    with Session(clean_db) as session:
+        before = {m: session.scalar(select(func.count()).select_from(m)) for m in (Artwork, Gene)}
+    report = load_demo(clean_db, base_settings, artworks=20, now=NOW)
+    assert not report.skipped and "already holds a catalog" in report.reason
+    assert report.summary().startswith("demo catalog not loaded: ")
+    assert "\n" not in report.summary()
+    credentials = demo_credentials(base_settings)
+    with Session(clean_db) as session:
+        after = {m: session.scalar(select(func.count()).select_from(m)) for m in (Artwork, Gene)}
+        assert after == before  # the import's catalog, untouched
+        app = authenticate_client(session, credentials.client_id, credentials.client_secret)
+        assert app is not None  # the printed credentials work
+    again = load_demo(clean_db, base_settings, artworks=20, now=NOW)
+    assert again.skipped and "already exists" in again.reason

@@ -198,3 +198,45 @@ def test_metrics_add_up_every_worker(serve: Any) -> None:
     assert counted() == sent + 1  # each request counted once, by the worker that served it
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(timeout=60) == 0, served.output()
+
+
+# An idle `artcat serve` stops in well under a second; it took 8-15 s when the embedded Redis's
+# shutdown was retried with backoff. This deadline catches that, with ample room for a slow CI.
+IDLE_STOP_DEADLINE = 5.0
+
+
+def test_an_idle_server_stops_before_the_deadline(tmp_path: Path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(INSTANCE_DIR=str(tmp_path / "instance"), PYTHONUNBUFFERED="1")
+    log = tmp_path / "out.log"
+    log_secrets.LOG_FILES.append(log)
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "common.cli", "serve", "all", "--no-demo", "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+
+        def ready() -> bool:
+            if proc.poll() is not None:
+                pytest.fail(f"the server exited:\n{log.read_text()}")
+            try:
+                return requests.get(f"{url}/healthz", timeout=2).ok
+            except requests.RequestException:
+                return False
+
+        poll(ready, 90, "the server answers")
+        with requests.Session() as keep_alive:  # an idle keep-alive connection stays open
+            assert keep_alive.get(f"{url}/api/status", timeout=10).status_code == 200
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=IDLE_STOP_DEADLINE) == 0, log.read_text()
+        assert refused(port)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)

@@ -47,8 +47,15 @@ def basic(client_id: str, secret: str) -> str:
     return "Basic " + base64.b64encode(f"{client_id}:{secret}".encode()).decode()
 
 
+@pytest.fixture
+def reference(sessions: sessionmaker[Session], world: World) -> None:
+    """Switch the world's applications to the reference API's token response."""
+    with sessions() as s, s.begin():
+        s.execute(update(Application).values(standard_token_response=False))
+
+
 def test_credentials_grant_default_lifetime_is_60_days(
-    oauth_server: LiveServer, world: World
+    oauth_server: LiveServer, world: World, reference: None
 ) -> None:
     r = post(oauth_server, world.password_grant())
     assert r.status_code == 200, r.text
@@ -61,7 +68,7 @@ def test_credentials_grant_default_lifetime_is_60_days(
 
 
 def test_offline_access_lasts_25_years_and_state_is_echoed(
-    oauth_server: LiveServer, world: World
+    oauth_server: LiveServer, world: World, reference: None
 ) -> None:
     r = post(oauth_server, world.password_grant(scope="offline_access", state="xyz 1"))
     body = r.json()
@@ -77,14 +84,9 @@ def test_xapp_lifetime_is_unaffected(oauth_server: LiveServer, world: World) -> 
     assert close_to(parse_ts(r.json()["expires_at"]), 7 * DAY)
 
 
-def test_standard_token_response(
-    oauth_server: LiveServer,
-    world: World,
-    sessions: sessionmaker[Session],
-    oauth_settings: AuthSettings,
+def test_standard_token_response_is_the_default(
+    oauth_server: LiveServer, world: World, oauth_settings: AuthSettings
 ) -> None:
-    with sessions() as s, s.begin():
-        s.execute(update(Application).values(standard_token_response=True))
     r = post(oauth_server, world.password_grant(state="s"))
     body = r.json()
     assert list(body) == ["access_token", "token_type", "expires_in", "state"]

@@ -1,9 +1,12 @@
 """Generated requests (Schemathesis) for every operation of the OpenAPI document, over real HTTP.
 
 The document is loaded from the live combined server (``/api/openapi.json``). Each operation gets
-positive and negative cases, sent with a real token where its ``security`` asks for one (an XAPP
-token where any token will do, a user token where only a user's will), and every answer must be
-below 500, carry a documented status and content type, and match its documented schema.
+positive and negative cases, sent with a real token where its ``security`` asks for one: where any
+token will do, once with an XAPP token and once with a user token; where only a user's will, with
+a user token. Every check Schemathesis has is on but the three in ``NOT_YET`` (no 5xx,
+documented statuses, content types, headers and schemas, required headers, Allow on 405, use
+after free, resource availability, object-level authorization), and any failure fails the test.
+About 2,000 requests in all: under a minute on one core.
 """
 
 from __future__ import annotations
@@ -15,16 +18,12 @@ from typing import Any
 import pytest
 import requests
 import schemathesis
+import schemathesis.specs.openapi.checks  # registers the OpenAPI checks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis import Redis
 from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
+from schemathesis.checks import CHECKS as REGISTRY
 from sqlalchemy import Engine, select
 
 from common.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
@@ -55,18 +54,30 @@ from tests.functional.catalog_support import demo_xapp_token, issue_user_token
 from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.openapi_check import document
 
-# Examples per operation: 126 operations x up to 25 examples; operations without parameters
-# exhaust their cases sooner (the total is asserted below).
-MAX_EXAMPLES = 25
-MIN_REQUESTS = 2000
-CHECKS = [
-    not_a_server_error,
-    status_code_conformance,
-    content_type_conformance,
-    response_schema_conformance,
-]
+# Examples per run: an operation any token may call runs twice (XAPP, user); operations
+# without parameters exhaust their cases sooner (the total is asserted below).
+MAX_EXAMPLES = 20
+MIN_REQUESTS = 1800
+# Checks the document and the server do not pass yet: an opaque cursor or a CSRF-protected form
+# cannot be stated in OpenAPI as valid (positive data is refused), a few rules are still unstated
+# (negative data accepted), and the ignored-auth check's variants are being looked into.
+NOT_YET = {"positive_data_acceptance", "negative_data_rejection", "ignored_auth"}
+CHECKS = [check for check in REGISTRY.get_all() if check.__name__ not in NOT_YET]
+
+
+def token_kinds(security: list[dict[str, Any]] | None) -> list[str]:
+    """Return the token kinds an operation is run with: both where any token will do."""
+    schemes = {name for requirement in security or [] for name in requirement}
+    if "xappToken" in schemes:
+        return ["xapp", "user"]
+    return ["user"] if schemes else ["none"]
+
+
 OPERATIONS = [
-    (method.upper(), path) for path, ops in document()["paths"].items() for method in sorted(ops)
+    (method.upper(), path, kind)
+    for path, ops in document()["paths"].items()
+    for method in sorted(ops)
+    for kind in token_kinds(ops[method].get("security"))
 ]
 ITEMS: dict[str, Any] = {
     "/api/artists/{id}": Artist,
@@ -148,12 +159,11 @@ def world(
     forget_sign_in_throttle(redis_client, base_settings.redis_prefix)
 
 
-def auth_headers(world: World, security: list[dict[str, Any]] | None) -> dict[str, str]:
-    """Return the token header an operation's security asks for (none when it asks for none)."""
-    schemes = {name for requirement in security or [] for name in requirement}
-    if "xappToken" in schemes:
+def auth_headers(world: World, kind: str) -> dict[str, str]:
+    """Return the token header of a kind of token (none for ``none``)."""
+    if kind == "xapp":
         return {"X-Xapp-Token": world.xapp}
-    if schemes:
+    if kind == "user":
         return {"X-Access-Token": world.user}
     return {}
 
@@ -165,10 +175,14 @@ def with_real_client(world: World, case: Any) -> None:
         case.body["client_secret"] = world.client_secret
 
 
-@pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
-def test_generated_requests_get_documented_answers(world: World, method: str, path: str) -> None:
+@pytest.mark.parametrize(
+    ("method", "path", "kind"), OPERATIONS, ids=[f"{m} {p} {k}" for m, p, k in OPERATIONS]
+)
+def test_generated_requests_get_documented_answers(
+    world: World, method: str, path: str, kind: str
+) -> None:
     operation = world.schema[path][method]
-    headers = auth_headers(world, document()["paths"][path][method.lower()].get("security"))
+    headers = auth_headers(world, kind)
     strategies = [
         operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
         operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
@@ -181,7 +195,7 @@ def test_generated_requests_get_documented_answers(world: World, method: str, pa
             )
         )
     cases = st.one_of(strategies)
-    label = f"{method} {path}"
+    label = f"{method} {path} {kind}"
     SENT[label] = 0
 
     @given(case=cases, real_client=st.booleans())
@@ -204,7 +218,7 @@ def test_generated_requests_get_documented_answers(world: World, method: str, pa
     assert SENT[label] > 0
 
 
-def test_at_least_two_thousand_generated_requests() -> None:
+def test_enough_generated_requests() -> None:
     if len(SENT) < len(OPERATIONS):
         pytest.skip("only a selection of the generated tests ran")
     assert sum(SENT.values()) >= MIN_REQUESTS, SENT

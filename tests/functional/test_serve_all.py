@@ -80,3 +80,10 @@ def test_printed_credentials_reach_every_artist(served: tuple[str, str]) -> None
     assert total and len(seen) == total == len(set(seen))
     one = requests.get(f"{url}/api/artists/{seen[0]}", headers=headers, timeout=10)
     assert one.status_code == 200 and one.json()["id"] == seen[0]
+
+
+def test_startup_says_where_to_go_not_how_it_migrated(served: tuple[str, str]) -> None:
+    url, output = served
+    assert f"point a browser at {url}/" in output
+    assert re.search(r"demo user .*: \S+@\S+ / \S+", output), output
+    assert "alembic" not in output and "Running upgrade" not in output, output

@@ -37,7 +37,6 @@ from common.models import (
     Bidder,
     Collection,
     CollectionItem,
-    Profile,
     Sale,
     SaleArtwork,
     SocialIdentity,
@@ -205,10 +204,10 @@ def make_production(url: str, tmp_path: Path, redis: Redis) -> Production:
 
 
 def public_user_ids(s: Session) -> set[str]:
-    """Return the users a public row names (computed here independently of the policy)."""
-    owners = s.scalars(select(Profile.owner_id).where(Profile.owner_type == "user"))
+    """Return the users a public row names (computed here independently of the policy): the
+    owners of public collections (every user has a profile, which makes nobody public)."""
     collectors = s.scalars(select(Collection.user_id).where(Collection.private.is_(False)))
-    return set(owners) | set(collectors)
+    return set(collectors)
 
 
 # -- staging: junk created there ---------------------------------------------------------------

@@ -36,14 +36,15 @@ def plain_http_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
 def make_app(
     sessions: sessionmaker[Session], settings: Settings, *, public: bool = False
 ) -> Account:
-    """A user and an application answering RFC 6749 token responses (integer expires_in)."""
+    """A user and a new application as registered by default (no token-response option)."""
     account = make_account(sessions, settings, redirect_uris=[WEB_CB, LOOPBACK])
-    with sessions() as s, s.begin():
-        s.execute(
-            update(Application)
-            .where(Application.id == account.app_id)
-            .values(standard_token_response=True, public_client=public)
-        )
+    if public:
+        with sessions() as s, s.begin():
+            s.execute(
+                update(Application)
+                .where(Application.id == account.app_id)
+                .values(public_client=True)
+            )
     return account
 
 
@@ -208,3 +209,27 @@ def test_appauth_style_public_client(
         )
         assert no_pkce.status_code == 302
         assert query(no_pkce.headers["Location"])["error"] == "invalid_request"
+
+
+def test_reference_token_response_only_when_asked(
+    combined_server: LiveServer, stock: Account, sessions: sessionmaker[Session]
+) -> None:
+    with sessions() as s, s.begin():
+        s.execute(
+            update(Application)
+            .where(Application.id == stock.app_id)
+            .values(standard_token_response=False)
+        )
+    body = requests.post(
+        f"{combined_server.url}/oauth2/access_token",
+        data={
+            "grant_type": "password",
+            "username": stock.email,
+            "password": stock.password,
+            "client_id": stock.client_id,
+            "client_secret": stock.client_secret,
+        },
+        timeout=10,
+    ).json()
+    assert body["token_type"] == "Bearer"
+    assert isinstance(body["expires_in"], str) and body["expires_in"].endswith("+00:00")

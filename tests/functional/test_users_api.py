@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import requests
-from sqlalchemy import Engine, insert
+from sqlalchemy import Engine, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.ids import new_id
@@ -37,16 +37,20 @@ INVALID = {"type": "auth_error", "message": "The access token is invalid or has 
 def world(
     clean_db: Engine, sessions: sessionmaker[Session], stores: Stores, base_settings: Settings
 ) -> dict[str, Any]:
-    """Two users with tokens; the first owns a profile and has details filled in."""
+    """Two users with tokens (each with the profile every user has); the first has details."""
     me = make_caller(sessions, stores, base_settings, name="Ada Lovelace")
     other = make_caller(sessions, stores, base_settings, name="Grace Hopper")
     with sessions() as s, s.begin():
-        profile = Profile(id=new_id(), handle=f"ada-{new_id()}", owner_type="user", owner_id=me.id)
-        s.add(profile)
+        found = s.execute(
+            select(Profile.owner_id, Profile.id).where(
+                Profile.owner_type == "user", Profile.owner_id.in_([me.id, other.id])
+            )
+        )
+        profiles = {owner: profile for owner, profile in found}
         detail = s.get(UserDetail, me.id)
         assert detail is not None
         detail.birthday, detail.phone, detail.gender = "1815-12-10", "+44 20 0000", "female"
-    return {"me": me, "other": other, "profile": profile.id}
+    return {"me": me, "other": other, "profile": profiles[me.id], "others": profiles[other.id]}
 
 
 def collect(sessions: sessionmaker[Session], user: Caller, artwork: str, *, private: bool) -> None:
@@ -94,9 +98,13 @@ def test_another_user_shows_only_id_name_and_public_links(
             "collections": {"href": f"{base}/api/collections?user_id={me.id}"},
         },
     }
-    # A user without a profile has no profile link (no dangling links).
+    # Every user has a profile from the start, and a readable one.
     r = requests.get(f"{base}/api/users/{other.id}", headers=me.headers, timeout=TIMEOUT)
-    assert "profile" not in r.json()["_links"]
+    profile = r.json()["_links"]["profile"]["href"]
+    assert profile == f"{base}/api/profiles/{world['others']}"
+    shown = requests.get(profile, headers=me.headers, timeout=TIMEOUT).json()
+    assert shown["handle"] == f"user-{other.id}"
+    assert shown["_links"]["owner"]["href"] == f"{base}/api/users/{other.id}"
 
 
 def test_a_user_reading_itself_sees_email_timestamps_and_details_link(

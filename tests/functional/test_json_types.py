@@ -1,0 +1,122 @@
+"""JSON bodies of the wrong type are refused (400 ``param_error`` naming the field), never
+coerced: ``{"name": -1.1}`` must not become the name "-1.1"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import requests
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from common.models import Application, Collection
+from common.stores import Stores
+from tests.functional.catalog_support import issue_user_token
+from tests.functional.conftest import LiveServer
+from tests.pages import Account
+
+pytestmark = pytest.mark.functional
+
+
+@pytest.fixture
+def token(stores: Stores, account: Account, sessions: sessionmaker[Session]) -> str:
+    """A user token of a first-party application (it may manage applications)."""
+    with sessions() as s, s.begin():
+        app = s.get(Application, account.app_id)
+        assert app is not None
+        app.first_party = True
+    return issue_user_token(stores, account.app_id, account.user_id)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"name": -1.1}, "name"),
+        ({"name": 7}, "name"),
+        ({"name": True}, "name"),
+        ({"name": ["x"]}, "name"),
+        ({"name": {"a": 1}}, "name"),
+        ({"name": "ok", "private": 1}, "private"),
+        ({"name": "ok", "description": 3}, "description"),
+    ],
+)
+def test_collection_fields_of_the_wrong_type(
+    resource_server: LiveServer,
+    account: Account,
+    token: str,
+    sessions: sessionmaker[Session],
+    body: dict[str, Any],
+    field: str,
+) -> None:
+    with sessions() as s:
+        before = s.scalar(select(func.count()).select_from(Collection))
+    r = requests.post(
+        f"{resource_server.url}/api/collections",
+        json={"user_id": account.user_id, **body},
+        headers={"X-Access-Token": token},
+        timeout=10,
+    )
+    assert r.status_code == 400, r.text
+    assert r.json()["type"] == "param_error" and field in r.json()["detail"]
+    with sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Collection)) == before
+
+
+def test_collection_item_position_must_be_an_integer(
+    resource_server: LiveServer, account: Account, token: str
+) -> None:
+    url = f"{resource_server.url}/api/collection_items/0123456789abcdef01234567"
+    for position in (1.5, "2", True):
+        r = requests.put(
+            url, json={"position": position}, headers={"X-Access-Token": token}, timeout=10
+        )
+        assert r.status_code == 400, (position, r.text)
+        assert "position" in r.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"name": -1.1}, "name"),
+        ({"name": 12}, "name"),
+        ({"name": "ok", "standard_token_response": 1}, "standard_token_response"),
+        ({"name": "ok", "redirect_urls": [1]}, "redirect_urls"),
+    ],
+)
+def test_application_fields_of_the_wrong_type(
+    auth_server: LiveServer,
+    token: str,
+    sessions: sessionmaker[Session],
+    body: dict[str, Any],
+    field: str,
+) -> None:
+    with sessions() as s:
+        before = s.scalar(select(func.count()).select_from(Application))
+    r = requests.post(
+        f"{auth_server.url}/api/applications",
+        json=body,
+        headers={"X-Access-Token": token},
+        timeout=10,
+    )
+    assert r.status_code == 400, r.text
+    assert r.json()["type"] == "param_error" and field in r.json()["detail"]
+    with sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Application)) == before
+
+
+def test_a_json_flag_may_be_a_boolean_or_its_text(auth_server: LiveServer, token: str) -> None:
+    for flag, expected in ((False, False), ("true", True), (None, True)):  # None: the default
+        body = (
+            {"name": "Typed"}
+            if flag is None
+            else {"name": "Typed", "standard_token_response": flag}
+        )
+        r = requests.post(
+            f"{auth_server.url}/api/applications",
+            json=body,
+            headers={"X-Access-Token": token},
+            timeout=10,
+        )
+        assert r.status_code == 201, r.text
+        assert r.json()["standard_token_response"] is expected
