@@ -1,7 +1,7 @@
 """every user has a profile: backfill one for each user who has none
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 Create Date: 2026-11-25
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from common.ids import new_id, utcnow
 
 revision: str = '0006'
-down_revision: str | None = '0004'
+down_revision: str | None = '0005'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
