@@ -289,14 +289,18 @@ main.add_command(users)
     help="Processes sharing the port, each pinned to one core (one per core is the rule). "
     "One process is pinned too: its threads on several cores would convoy on the GIL.",
 )
-@click.option("--no-demo", is_flag=True, help="Do not load the demo data on first start.")
+@click.option(
+    "--no-demo",
+    is_flag=True,
+    help="Do not load the demo data on first start (it is never loaded in production).",
+)
 def serve(service: str, host: str, port: int, threads: int, workers: int, no_demo: bool) -> None:
     """Serve both services on one port (all), or one of them.
 
     SIGTERM (or Ctrl-C) stops gracefully: new connections are refused, the requests in flight
     are answered (for at most SHUTDOWN_GRACE seconds), then the process exits.
     """
-    from common.launch import build_wsgi, first_start, print_banner
+    from common.launch import build_wsgi, first_start, print_banner, wants_demo
     from common.observability import configure_logging
     from common.serve import proxy_options, run_waitress
 
@@ -306,7 +310,9 @@ def serve(service: str, host: str, port: int, threads: int, workers: int, no_dem
     except SettingsError as ex:  # said plainly, without a traceback
         raise click.ClickException(str(ex)) from None
     configure_logging(resource_settings.log_level, access=resource_settings.access_log)
-    demo = first_start(auth_settings, load_demo_data=service == "all" and not no_demo)
+    demo = first_start(
+        auth_settings, load_demo_data=wants_demo(service, auth_settings, no_demo=no_demo)
+    )
     url = resource_settings.public_url or f"http://{host}:{port}"
     grace = resource_settings.shutdown_grace
     from common.workers import pin_to_one_core, serve_workers

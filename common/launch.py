@@ -7,8 +7,17 @@ import click
 from common.catalog_version import announce_catalog_change
 from common.db import make_engine, upgrade
 from common.serve import PathDispatcher, WSGIApp
-from common.settings import AuthSettings, ResourceSettings
+from common.settings import PRODUCTION, AuthSettings, ResourceSettings
 from common.stores import Stores
+
+
+def wants_demo(service: str, settings: AuthSettings, *, no_demo: bool) -> bool:
+    """Tell whether ``serve`` loads the demo data: ``serve all`` only, and never in production.
+
+    The demo makes a user and an application whose credentials the banner prints: on a
+    production instance that would be an account anyone reading the console could use.
+    """
+    return service == "all" and not no_demo and settings.environment != PRODUCTION
 
 
 def first_start(settings: AuthSettings, *, load_demo_data: bool) -> object | None:
