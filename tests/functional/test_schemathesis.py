@@ -9,8 +9,9 @@ object-level authorization, positive data accepted, negative data rejected, auth
 and any failure fails the test. Where a check's expectation cannot hold, ``CONFIG`` (per named
 operation) and ``as_positive_request`` (per named parameter) say why; generated token headers the
 server by design reads as no credential (blank, or another scheme than Bearer) are dropped, so
-the ignored-auth check judges the credentials that are sent. About 2,000 requests in all: under
-a minute on one core.
+the ignored-auth check judges the credentials that are sent; as in Schemathesis's own runner,
+its probes (without the token, with a bad one) run until an operation has refused them once.
+About 2,500 requests in all (1,900 generated, 550 probes): about 30 seconds on one core.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ from tests.openapi_check import document
 
 # Examples per run: an operation any token may call runs twice (XAPP, user); operations
 # without parameters exhaust their cases sooner (the total is asserted below).
-MAX_EXAMPLES = 20
-MIN_REQUESTS = 1800
+MAX_EXAMPLES = 12
+MIN_REQUESTS = 1500
 # Every check is on. Where its expectation cannot hold, the reason is stated here, per named
 # operation (``CONFIG``) or parameter (``as_positive_request``); nothing else is relaxed.
 CHECKS = REGISTRY.get_all()
@@ -134,6 +135,8 @@ ITEMS: dict[str, Any] = {
     "/api/shows/{id}": Show,
     "/api/users/{id}": User,
 }
+# Operations whose auth the ignored-auth check confirmed (it probes without and with a bad token).
+AUTH_ENFORCED: set[str] = set()
 # Requests sent per operation (the last test checks the total when every operation ran).
 SENT: dict[str, int] = {}
 
@@ -231,6 +234,12 @@ def without_ignored_credentials(case: Any) -> None:
                 del headers[name]
 
 
+def generated_credentials(case: Any) -> bool:
+    """Tell whether a case carries a generated token header (the test's own are passed apart)."""
+    names = {name.title() for name in case.headers or {}}
+    return bool(names & {*TOKEN_HEADERS, "Authorization"})
+
+
 def as_positive_request(case: Any, path: str) -> None:
     """Leave out of a positive case the query values no generator can make valid.
 
@@ -241,7 +250,7 @@ def as_positive_request(case: Any, path: str) -> None:
     if case.meta is None or not case.meta.generation.mode.is_positive or not case.query:
         return
     case.query.pop("cursor", None)
-    if path == "/api/artworks" and "user_id" not in case.query:
+    if path == "/api/artworks" and not case.query.get("user_id"):
         case.query.pop("collection_id", None)
 
 
@@ -284,7 +293,14 @@ def test_generated_requests_get_documented_answers(
         with requests.Session() as session:
             response = case.call(session=session, headers=headers, timeout=30)
         SENT[label] += 1
-        case.validate_response(response, checks=CHECKS, headers=headers)
+        checks = CHECKS
+        if label in AUTH_ENFORCED and not generated_credentials(case):
+            # As Schemathesis's own runner does: once the operation refused a request without
+            # the real token and with an invalid one, those probes prove nothing new.
+            checks = [check for check in CHECKS if check.__name__ != "ignored_auth"]
+        case.validate_response(response, checks=checks, headers=headers)
+        if headers and 200 <= response.status_code < 300:
+            AUTH_ENFORCED.add(label)
 
     run()
     assert SENT[label] > 0
