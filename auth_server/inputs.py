@@ -39,7 +39,7 @@ def undecodable_part(req: Request) -> str | None:
 
 def parse_bool(name: str, raw: str) -> bool:
     """Parse a boolean parameter, raising a ParamError naming it."""
-    value = raw.strip().lower()
+    value = raw.lower()  # exactly the word: a control character around it is no flag
     if value in TRUE:
         return True
     if value in FALSE:

@@ -28,7 +28,7 @@ from auth_server.context import services
 from auth_server.errors import APIError
 from auth_server.inputs import is_clean
 from auth_server.oauth import BAD_CLIENT, BEARER, error_response, parse_scope, token_ttl
-from auth_server.params import request_params
+from auth_server.params import JSON, json_body, request_params
 from common.ids import format_ts
 
 EXTENSION_KEY = "artcat.oauth_server"
@@ -62,6 +62,23 @@ KNOWN_PARAMS = frozenset(
 )
 
 
+def _refuse_json_non_strings() -> None:
+    """Refuse a JSON body whose OAuth parameter is not a string (never coerced to text).
+
+    ``request_params`` turns ``{"client_id": true}`` into the text "True"; every OAuth parameter
+    is a string (RFC 6749 appendix A), so another JSON type is a malformed request.
+    """
+    mimetype = request.mimetype or ""
+    if mimetype != JSON and not mimetype.endswith("+json"):
+        return
+    body = json_body(request)
+    if not isinstance(body, dict):
+        return
+    for name in sorted(KNOWN_PARAMS & body.keys()):
+        if not isinstance(body[name], str):
+            raise InvalidRequestError(description=f"The {name} parameter must be a string.")
+
+
 class Payload(OAuth2Payload):
     """The parameters of a request: query string, then form or JSON body (the body wins)."""
 
@@ -92,6 +109,7 @@ class OAuthRequest(OAuth2Request):
             raise InvalidRequestError(
                 description="The request body is not a JSON object."
             ) from None
+        _refuse_json_non_strings()
         state = raw.get("state")
         if state and is_clean(state):
             g.oauth_state = state  # echoed in the error body, whatever goes wrong next

@@ -131,9 +131,10 @@ class FieldErrors:
             return None
         if isinstance(value, bool):
             return value
-        # The reference's clients send "true"/"false" in JSON too; a number is refused.
-        if isinstance(value, str) and value.strip().lower() in TRUE | FALSE:
-            return value.strip().lower() in TRUE
+        # The reference's clients send "true"/"false" in JSON too; a number is refused, and so
+        # is text around the word (a control character or space is not part of a flag).
+        if isinstance(value, str) and value.lower() in TRUE | FALSE:
+            return value.lower() in TRUE
         self.add(name, "must be true or false")
         return None
 
@@ -144,6 +145,9 @@ class FieldErrors:
             return None
         if isinstance(value, int) and not isinstance(value, bool):
             return value
+        # JSON has one number type: 3.0 is the integer 3 (as JSON Schema's ``integer`` says).
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+            return int(value)
         if isinstance(value, str) and not typed(fields, name) and 0 < len(value.strip()) <= 12:
             try:
                 return int(value.strip())

@@ -47,7 +47,7 @@ class Param:
 
 def parse_bool(name: str, raw: str) -> bool:
     """Parse a boolean parameter (true/false, 1/0, yes/no)."""
-    value = raw.strip().lower()
+    value = raw.lower()  # exactly the word: a control character around it is no flag
     if value in TRUE:
         return True
     if value in FALSE:

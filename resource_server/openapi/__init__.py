@@ -6,7 +6,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from resource_server.openapi.operations import AUTH_SCHEMAS, ERROR_RESPONSES, EXTRA_OPERATIONS
+from resource_server.openapi.operations import (
+    AUTH_SCHEMAS,
+    ERROR_RESPONSES,
+    EXTRA_OPERATIONS,
+    NO_NUL,
+    URL_TEXT,
+)
 from resource_server.openapi.schemas import ACCOUNTS, CATALOG, COMMON, components, schema_name
 from resource_server.pagination import MAX_OFFSET
 from resource_server.params import Param
@@ -16,14 +22,18 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
     "id": {"type": "string", "pattern": "^[0-9a-f]{24}$"},
     "bool": {"type": "string", "enum": ["true", "false", "1", "0", "yes", "no"]},
     "int": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999},
-    "str": {"type": "string", "maxLength": 500},
+    "str": {"type": "string", "maxLength": 500, "pattern": NO_NUL},
 }
+# An empty optional filter (``?partner_id=``) is an absent one.
+EMPTY: dict[str, Any] = {"type": "string", "maxLength": 0}
 
 
 def _param(p: Param) -> dict[str, Any]:
     schema = (
         {"type": "string", "enum": list(p.choices)} if p.kind == "enum" else PARAM_SCHEMAS[p.kind]
     )
+    if not p.required and p.kind != "str":
+        schema = {"anyOf": [schema, EMPTY]}
     return {"name": p.name, "in": "query", "required": p.required, "schema": schema}
 
 
@@ -44,13 +54,13 @@ PAGING = [
     {"name": "total_count", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
     {"name": "sample", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
 ]
-STRING = {"type": "string"}
+STRING = URL_TEXT
 # The token a route's ``auth`` level asks for: any token (``app``) or a user's (``user``).
 SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "app": [{"xappToken": []}, {"accessToken": []}, {"bearer": []}],
     "user": [{"accessToken": []}, {"bearer": []}],
 }
-ID_PATH = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+ID_PATH = {"name": "id", "in": "path", "required": True, "schema": URL_TEXT}
 
 
 def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:

@@ -70,16 +70,22 @@ POSITION: Schema = {
 }
 USER: list[dict[str, list[str]]] = [{"accessToken": []}, {"bearer": []}]
 ANY_TOKEN: list[dict[str, list[str]]] = [{"xappToken": []}, {"accessToken": []}, {"bearer": []}]
-ID_PATH = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+# Any NUL in a URL is a 400 before any lookup (no text column holds one).
+NO_NUL = "^[^\\u0000]*$"
+SOME_TEXT = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+URL_TEXT: Schema = {"type": "string", "pattern": NO_NUL}
+ID_PATH = {"name": "id", "in": "path", "required": True, "schema": URL_TEXT}
 
 
 def _body(properties: dict[str, Schema], required: list[str] | None = None) -> Op:
     schema = {"type": "object", "properties": properties, "required": required or []}
     return {
+        # A body with required fields must be sent (an absent one is a 400 naming them).
+        "required": bool(required),
         "content": {
             "application/json": {"schema": schema},
             "application/x-www-form-urlencoded": {"schema": schema},
-        }
+        },
     }
 
 
@@ -113,7 +119,7 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
                 "name": "q",
                 "in": "query",
                 "required": True,
-                "schema": {"type": "string", "maxLength": MAX_QUERY_CHARS, "pattern": r"\S"},
+                "schema": {"type": "string", "maxLength": MAX_QUERY_CHARS, "pattern": SOME_TEXT},
             },
             {
                 "name": "size",
@@ -184,8 +190,27 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
     ),
 }
 
-CLIENT = {"client_id": STR, "client_secret": STR}
-TOKEN_REQUEST = _body(
+# Text the OAuth endpoints read: no NUL (no text column holds one) and at most 4,096 characters;
+# a blank client_id or secret is an absent one (RFC 6749 3.1), not a credential.
+OAUTH_TEXT: Schema = {"type": "string", "maxLength": 4096, "pattern": NO_NUL}
+NON_BLANK: Schema = {**OAUTH_TEXT, "minLength": 1, "pattern": SOME_TEXT}
+CLIENT = {"client_id": NON_BLANK, "client_secret": NON_BLANK}
+
+
+def _oauth_body(properties: dict[str, Schema], required: list[str]) -> Op:
+    """Return an OAuth request body: every parameter text, its name at most 200 characters."""
+    body = _body(properties, required)
+    for media in body["content"].values():
+        media["schema"] = {
+            **media["schema"],
+            "propertyNames": {"maxLength": 200, "pattern": NO_NUL},
+            # Other parameters are read as text too (arrays and objects are not read at all).
+            "additionalProperties": {"not": {"type": "string", "pattern": "\u0000"}},
+        }
+    return body
+
+
+TOKEN_REQUEST = _oauth_body(
     {
         **CLIENT,
         "grant_type": {
@@ -198,21 +223,28 @@ TOKEN_REQUEST = _body(
                 "password",
             ],
         },
-        "code": STR,
-        "redirect_uri": STR,
-        "code_verifier": STR,
-        "email": STR,
-        "username": STR,
-        "password": STR,
+        "code": OAUTH_TEXT,
+        "redirect_uri": OAUTH_TEXT,
+        "code_verifier": OAUTH_TEXT,
+        "email": OAUTH_TEXT,
+        "username": OAUTH_TEXT,
+        "password": OAUTH_TEXT,
         "oauth_provider": {"type": "string", "enum": ["facebook", "twitter"]},
-        "oauth_token": STR,
-        "oauth_token_secret": STR,
-        "scope": STR,
-        "state": STR,
+        "oauth_token": OAUTH_TEXT,
+        "oauth_token_secret": OAUTH_TEXT,
+        "scope": OAUTH_TEXT,
+        "state": OAUTH_TEXT,
     },
     ["grant_type"],
 )
-APP_BODY = _body({"name": NAME, "redirect_urls": STRINGS, "standard_token_response": FLAG})
+APP_FIELDS: dict[str, Schema] = {
+    "name": NAME,
+    "redirect_urls": STRINGS,
+    "standard_token_response": FLAG,
+}
+APP_BODY = _body(APP_FIELDS)
+# A new application needs a name; an update changes only what it names.
+APP_CREATE_BODY = _body(APP_FIELDS, ["name"])
 
 AUTH_API: dict[tuple[str, str], Op] = {
     ("/api/tokens/xapp_token", "post"): op(
@@ -223,7 +255,7 @@ AUTH_API: dict[tuple[str, str], Op] = {
     ("/api/tokens/access_token", "delete"): op(
         "Expire an access token",
         {"200": _json(ref("ExpiredToken"), "Expired"), **WRITE_ERRORS},
-        parameters=[{"name": "access_token", "in": "query", "schema": STR}],
+        parameters=[{"name": "access_token", "in": "query", "schema": URL_TEXT}],
     ),
     ("/oauth2/access_token", "post"): op(
         "Exchange a grant for an access token",
@@ -243,12 +275,16 @@ AUTH_API: dict[tuple[str, str], Op] = {
     ("/oauth2/revoke", "post"): op(
         "Revoke a token (RFC 7009)",
         {"200": _json({"type": "object"}, "Revoked, or unknown (an empty object)"), **OAUTH_ERRORS},
-        requestBody=_body({**CLIENT, "token": STR, "token_type_hint": STR}, ["token"]),
+        requestBody=_oauth_body(
+            {**CLIENT, "token": NON_BLANK, "token_type_hint": OAUTH_TEXT}, ["token"]
+        ),
     ),
     ("/oauth2/introspect", "post"): op(
         "Introspect a token (RFC 7662)",
         {"200": _json(ref("Introspection"), "The token's state"), **OAUTH_ERRORS},
-        requestBody=_body({**CLIENT, "token": STR, "token_type_hint": STR}, ["token"]),
+        requestBody=_oauth_body(
+            {**CLIENT, "token": NON_BLANK, "token_type_hint": OAUTH_TEXT}, ["token"]
+        ),
     ),
     ("/.well-known/oauth-authorization-server", "get"): op(
         "Authorization server metadata (RFC 8414)",
@@ -273,13 +309,14 @@ AUTH_API: dict[tuple[str, str], Op] = {
             **ERROR_RESPONSES,
         },
         security=USER,
-        parameters=[{"name": "user_id", "in": "query", "schema": ID}],
+        # An empty user_id is an absent one: the caller's list.
+        parameters=[{"name": "user_id", "in": "query", "schema": {"anyOf": [ID, {"const": ""}]}}],
     ),
     ("/api/applications", "post"): op(
         "Register an application (its secret is shown once)",
         {"201": _json(ref("Application"), "Created"), **WRITE_ERRORS},
         security=USER,
-        requestBody=APP_BODY,
+        requestBody=APP_CREATE_BODY,
     ),
     ("/api/applications/{id}", "get"): op(
         "Show one of the caller's applications",
@@ -352,7 +389,7 @@ PAGE_RESPONSES: dict[str, Op] = {
     "429": _html("Too many sign-in attempts"),
 }
 
-AUTHORIZE_QUERY = [{"name": name, "in": "query", "schema": STR} for name in AUTHORIZE_PARAMS]
+AUTHORIZE_QUERY = [{"name": name, "in": "query", "schema": URL_TEXT} for name in AUTHORIZE_PARAMS]
 
 AUTH_PAGES: dict[tuple[str, str], Op] = {
     (path, method): op(

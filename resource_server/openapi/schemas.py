@@ -315,6 +315,19 @@ def components(*groups: dict[str, Schema]) -> dict[str, Any]:
             "xappToken": {"type": "apiKey", "in": "header", "name": "X-Xapp-Token"},
             "accessToken": {"type": "apiKey", "in": "header", "name": "X-Access-Token"},
             "bearer": {"type": "http", "scheme": "bearer"},
+            # How tokens are had: the flows of the authorization server (RFC 6749).
+            "oauth2": {
+                "type": "oauth2",
+                "flows": {
+                    "authorizationCode": {
+                        "authorizationUrl": "/oauth2/authorize",
+                        "tokenUrl": "/oauth2/access_token",
+                        "scopes": {"offline_access": "A token that lasts 25 years, not 60 days"},
+                    },
+                    "password": {"tokenUrl": "/oauth2/access_token", "scopes": {}},
+                    "clientCredentials": {"tokenUrl": "/oauth2/access_token", "scopes": {}},
+                },
+            },
         },
     }
 

@@ -1,5 +1,5 @@
-"""JSON bodies of the wrong type are refused (400 ``param_error`` naming the field), never
-coerced: ``{"name": -1.1}`` must not become the name "-1.1"."""
+"""JSON bodies of the wrong type are refused (400 ``param_error`` naming the field, or the OAuth
+``invalid_request``), never coerced: ``{"name": -1.1}`` must not become the name "-1.1"."""
 
 from __future__ import annotations
 
@@ -120,3 +120,55 @@ def test_a_json_flag_may_be_a_boolean_or_its_text(auth_server: LiveServer, token
         )
         assert r.status_code == 201, r.text
         assert r.json()["standard_token_response"] is expected
+
+
+@pytest.mark.parametrize("path", ["/oauth2/access_token", "/oauth2/introspect", "/oauth2/revoke"])
+@pytest.mark.parametrize("value", [True, 7, None, ["x"], {"a": "b"}])
+def test_oauth_parameters_in_json_must_be_text(
+    auth_server: LiveServer, account: Account, path: str, value: Any
+) -> None:
+    body = {
+        "grant_type": "client_credentials",
+        "token": "some-token",
+        "client_id": value,
+        "client_secret": account.client_secret,
+    }
+    r = requests.post(f"{auth_server.url}{path}", json=body, timeout=10)
+    assert r.status_code == 400, r.text
+    assert r.json() == {
+        "error": "invalid_request",
+        "error_description": "The client_id parameter must be a string.",
+    }
+
+
+@pytest.mark.parametrize("flag", ["true\x1f", " true", "false\x0b", "yes\n"])
+def test_a_flag_is_its_word_alone(
+    resource_server: LiveServer,
+    account: Account,
+    token: str,
+    sessions: sessionmaker[Session],
+    flag: str,
+) -> None:
+    with sessions() as s:
+        before = s.scalar(select(func.count()).select_from(Collection))
+    r = requests.post(
+        f"{resource_server.url}/api/collections",
+        json={"user_id": account.user_id, "name": "Flags", "private": flag},
+        headers={"X-Access-Token": token},
+        timeout=10,
+    )
+    assert r.status_code == 400, r.text
+    assert "private" in r.json()["detail"]
+    with sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Collection)) == before
+
+
+def test_an_integral_json_number_is_an_integer(resource_server: LiveServer, token: str) -> None:
+    # JSON has one number type: 2.0 is the integer 2 (the item does not exist: a 404, not a 400).
+    r = requests.put(
+        f"{resource_server.url}/api/collection_items/0123456789abcdef01234567",
+        json={"position": 2.0},
+        headers={"X-Access-Token": token},
+        timeout=10,
+    )
+    assert r.status_code == 404, r.text
