@@ -17,7 +17,9 @@ FALSE = {"false", "0", "no"}
 class Param:
     """A query parameter a route accepts: ``kind`` is id, bool, int, str or enum.
 
-    ``required`` documents a parameter the route answers 400 without (its responder checks it).
+    ``required`` documents a parameter the route answers 400 without (its responder checks it);
+    ``description`` states, in the OpenAPI document, a rule a schema cannot (one parameter
+    needing another, say).
     """
 
     name: str
@@ -25,6 +27,7 @@ class Param:
     choices: tuple[str, ...] = ()
     default: Any = None
     required: bool = False
+    description: str = ""
 
     def parse(self, raw: str) -> Any:
         """Parse and validate a raw value, raising a ParamError naming the parameter."""

@@ -34,7 +34,10 @@ def _param(p: Param) -> dict[str, Any]:
     )
     if not p.required and p.kind != "str":
         schema = {"anyOf": [schema, EMPTY]}
-    return {"name": p.name, "in": "query", "required": p.required, "schema": schema}
+    doc: dict[str, Any] = {"name": p.name, "in": "query", "required": p.required, "schema": schema}
+    if p.description:
+        doc["description"] = p.description
+    return doc
 
 
 PAGING = [

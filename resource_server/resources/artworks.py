@@ -33,7 +33,11 @@ ROUTE = CollectionRoute(
         Param("gene_id"),
         Param("similar_to_artwork_id"),
         Param("published", "bool"),
-        Param("collection_id"),
+        Param(
+            "collection_id",
+            description="Only with `user_id`, the collection's owner (a 400 without it); the "
+            "collection's artworks come in its order, with a cursor of their own.",
+        ),
         Param("user_id"),
     ),
 )

@@ -22,3 +22,11 @@ def test_every_response_of_the_servers_is_checked(resource_server: LiveServer) -
     # The autouse fixture wraps requests' transport for the servers under test.
     assert requests.Session.send.__qualname__.endswith("<locals>.send")
     assert resource_server.server.effective_port in conftest.CHECKED_PORTS
+
+
+def test_a_rule_no_schema_can_state_is_in_the_parameters_description(
+    resource_server: LiveServer,
+) -> None:
+    doc = requests.get(f"{resource_server.url}/api/openapi.json", timeout=10).json()
+    params = {p["name"]: p for p in doc["paths"]["/api/artworks"]["get"]["parameters"]}
+    assert "Only with `user_id`" in params["collection_id"]["description"]

@@ -245,7 +245,8 @@ def as_positive_request(case: Any, path: str) -> None:
 
     A ``cursor`` is opaque: only the server makes one (a ``next`` link), so a generated one
     is a forgery it refuses (400), as it refuses one with ``offset``. An artworks
-    ``collection_id`` names a collection only with its owner's ``user_id`` (400 without it).
+    ``collection_id`` names a collection only with its owner's ``user_id`` (400 without it):
+    the document says so in the parameter's description, as no schema can.
     """
     if case.meta is None or not case.meta.generation.mode.is_positive or not case.query:
         return
