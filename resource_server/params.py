@@ -73,9 +73,15 @@ def parse_int(name: str, raw: str, *, minimum: int = 0, maximum: int | None = No
 
 
 def single(params: Mapping[str, Any], name: str) -> str | None:
-    """Return one value of a query parameter (the last, when it is repeated)."""
+    """Return the one value of a query parameter; a parameter given twice is a 400.
+
+    Which of two values a server takes is anybody's guess (the first, the last, a list): the
+    request is refused rather than half-read. The same value repeated is that value.
+    """
     value = params.get(name)
     if isinstance(value, list):
+        if len(set(value)) > 1:
+            raise ParamError.invalid(name, "is given more than once")
         value = value[-1] if value else None
     return None if value is None else str(value)
 

@@ -73,3 +73,13 @@ def test_every_catalog_route_needs_a_token(catalog: Catalog) -> None:
         for url in (catalog.api(path), f"{catalog.api(path)}/{'0' * 24}"):
             r = requests.get(url, timeout=10)
             assert r.status_code == 401 and r.json() == invalid, url
+
+
+def test_a_parameter_given_twice_with_different_values_is_refused(catalog: Catalog) -> None:
+    url = catalog.api("/editions")
+    artwork = f"artwork_id={'0' * 24}"
+    r = requests.get(f"{url}?{artwork}&size=5&size=", headers=catalog.admin, timeout=10)
+    assert r.status_code == 400, r.text
+    assert r.json()["detail"] == {"size": ["is given more than once"]}
+    same = requests.get(f"{url}?{artwork}&size=5&size=5", headers=catalog.admin, timeout=10)
+    assert same.status_code == 200, same.text
