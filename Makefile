@@ -39,9 +39,10 @@ lint: $(STAMP) ## Check style and types (ruff, mypy)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 audit: $(STAMP) ## Security audit: bandit on the code, pip-audit on the installed dependencies
-	$(BIN)/bandit -c pyproject.toml -r common auth_server resource_server --severity-level low --quiet
+	$(BIN)/bandit -c pyproject.toml -r artcat common auth_server resource_server --severity-level low --quiet
 	$(BIN)/python .ci/pip_audit.py
 
 fmt: $(STAMP) ## Format the code

@@ -6,7 +6,7 @@ from authlib.oauth2.rfc6749.errors import InvalidRequestError
 from flask import Flask, request
 from werkzeug.wrappers import Response
 
-from auth_server import errors, oauth, server
+from auth_server import endpoints, errors, grants, oauth, server
 from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.context import AuthServices
@@ -63,7 +63,7 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         hasher=password_hasher(settings),
     )
     errors.register(app)
-    server.build(app)
+    server.install(app, grants.registered(), (endpoints.Revocation, endpoints.Introspection))
     app.add_url_rule("/api/tokens/xapp_token", "xapp_token", tokens.xapp_token, methods=["POST"])
     app.add_url_rule("/healthz", "healthz", health.healthz)
     app.add_url_rule("/readyz", "readyz", health.readyz)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
-from flask import current_app
+from flask import current_app, request
 
 from common.settings import AuthSettings
 from common.stores import Stores
@@ -24,3 +24,8 @@ def services() -> AuthServices:
     """Return the services of the current app."""
     svc: AuthServices = current_app.extensions["artcat"]
     return svc
+
+
+def issuer() -> str:
+    """Return the issuer: the configured public URL, else this request's scheme and host."""
+    return (services().settings.public_url or request.host_url).rstrip("/")

@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from auth_server.audit import audit
 from auth_server.clients import OAuthClient
-from auth_server.context import services
+from auth_server.context import issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER
 from common.ids import utcnow
@@ -124,8 +124,6 @@ class Introspection(IntrospectionEndpoint):
 
     def introspect_token(self, token: StoredToken) -> dict[str, Any]:
         """Describe a live token."""
-        from auth_server.views.discovery import issuer
-
         row = token.row
         body: dict[str, Any] = {
             "active": True,

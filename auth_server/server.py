@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import unquote
 
@@ -24,7 +25,7 @@ from werkzeug.datastructures import MultiDict
 
 from auth_server.audit import audit
 from auth_server.clients import OAuthClient, query_client
-from auth_server.context import services
+from auth_server.context import issuer, services
 from auth_server.errors import APIError
 from auth_server.inputs import is_clean
 from auth_server.oauth import BAD_CLIENT, BEARER, error_response, parse_scope, token_ttl
@@ -270,8 +271,6 @@ class Issuer(IssuerParameter):
 
     def get_issuer(self) -> str:
         """Return this server's issuer."""
-        from auth_server.views.discovery import issuer
-
         return issuer()
 
 
@@ -294,15 +293,17 @@ def basic_credentials(header: str) -> tuple[str, str] | None:
     return client_id, secret
 
 
-def build(app: Flask) -> Server:
-    """Create the server with every grant and endpoint, and keep it on the app."""
-    from auth_server import endpoints, grants
-
+def install(
+    app: Flask,
+    grants: Iterable[tuple[type[Any], list[Any] | None]],
+    endpoints: Iterable[type[Any]],
+) -> Server:
+    """Create the server with these grants and endpoints, and keep it on the app."""
     server = Server(app, query_client=query_client)
-    for grant, extensions in grants.registered():
+    for grant, extensions in grants:
         server.register_grant(grant, extensions)
-    server.register_endpoint(endpoints.Revocation)
-    server.register_endpoint(endpoints.Introspection)
+    for endpoint in endpoints:
+        server.register_endpoint(endpoint)
     server.register_extension(Issuer())
     app.teardown_request(_close_request_db)
     app.extensions[EXTENSION_KEY] = server

@@ -34,11 +34,11 @@ from waitress.server import create_server
 from auth_server.accounts import create_application
 from common.db import make_engine, upgrade
 from common.models import Application, Token
+from common.search.indexer import reindex
+from common.search.models import SearchDocument
 from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.app import create_app
-from resource_server.search.indexer import reindex
-from resource_server.search.models import SearchDocument
 from resource_server.search.service import SearchRequest, search
 
 QUERIES = Path(__file__).with_name("search_queries.txt")

@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import create_engine, pool
 
 from common.models import Base
-from resource_server.search.schema import include_object  # also registers the search tables
+from common.search.schema import include_object  # also registers the search tables
 
 config = context.config
 target_metadata = Base.metadata

@@ -21,6 +21,7 @@ from resource_server.negotiation import (
     handle_unsupported,
     vendor_types,
 )
+from resource_server.openapi.resource import OpenAPI
 from resource_server.ratelimit import (
     RateLimited,
     RateLimiter,
@@ -43,7 +44,6 @@ from resource_server.resources import (
     shows,
     users,
 )
-from resource_server.resources.openapi import OpenAPI
 from resource_server.resources.root import Healthz, Readyz, Root, Status
 from resource_server.routes import APPLICATIONS, CollectionRoute, PlainRoute
 from resource_server.search import resource as search

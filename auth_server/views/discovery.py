@@ -5,20 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
-from flask import Response, jsonify, request
+from flask import Response, jsonify
 
-from auth_server.context import services
+from auth_server.context import issuer
 from auth_server.grants import GRANT_TYPES
 from auth_server.oauth import SUPPORTED_SCOPES
 
 SECRET_METHODS = ["client_secret_basic", "client_secret_post"]
 # "none": public clients (no secret, PKCE required) at the token and revocation endpoints.
 CLIENT_AUTH_METHODS = [*SECRET_METHODS, "none"]
-
-
-def issuer() -> str:
-    """Return the issuer: the configured public URL, else this request's scheme and host."""
-    return (services().settings.public_url or request.host_url).rstrip("/")
 
 
 def server_metadata(base: str) -> AuthorizationServerMetadata:

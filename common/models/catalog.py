@@ -92,7 +92,7 @@ class Artist(Timestamps, ImageFields, Base):
 class ArtistSource(Base):
     """An identifier of an artist at a source: a museum's record, MoMA, Wikidata or ULAN.
 
-    One person is one artist however many sources describe them (``common.loaders.artists``
+    One person is one artist however many sources describe them (``artcat.loaders.artists``
     decides who is who); every source's identifier stays here, so a re-import finds its artist.
     """
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from common.authorize_params import AUTHORIZE_PARAMS
+from common.search.documents import KINDS
+from common.search.text import MAX_QUERY_CHARS
 from resource_server.openapi.schemas import BOOL, ID, INT, STR, STRINGS, TS, Schema, null, obj, ref
-from resource_server.search.documents import KINDS
 from resource_server.search.service import MAX_OFFSET, MAX_SIZE
-from resource_server.search.text import MAX_QUERY_CHARS
 
 Op = dict[str, Any]
 KIND = "|".join(KINDS)

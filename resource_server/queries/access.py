@@ -1,14 +1,15 @@
-"""Who the caller is, for the few catalog rules that depend on it (unpublished sales), and
-which artworks anyone may see."""
+"""Who the caller is, for the few catalog rules that depend on it (unpublished sales).
+
+Which artworks anyone may see is ``common.visibility`` (search builds on it too)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, exists, false, select, true
+from sqlalchemy import ColumnElement, exists, false, select, true
 from sqlalchemy.orm import Session
 
-from common.models import Artwork, User
+from common.models import User
 
 ADMIN = "Admin"
 
@@ -38,17 +39,3 @@ def may_see_user(token: Any, user_id: str) -> ColumnElement[bool]:
     if caller == user_id:
         return true()
     return exists().where(User.id == caller, User.type == ADMIN)
-
-
-def visible_artwork() -> ColumnElement[bool]:
-    """Return the one rule for which artworks the API shows: the published ones, to every caller.
-
-    The reference API exposed "a subset of artworks"; an unpublished one is not in any list,
-    cannot be read by id, added to a collection or found by search (each query uses this).
-    """
-    return Artwork.published.is_(True)
-
-
-def visible_artwork_ids() -> Select[Any]:
-    """Return the ids of the visible artworks (for rows that hang off an artwork)."""
-    return select(Artwork.id).where(visible_artwork())

@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.ids import utcnow
 from common.models import Artwork, Collection, CollectionItem
+from common.visibility import visible_artwork
 from resource_server.errors import NotFound, ParamError
 from resource_server.pagination import PageParams, PageResult
-from resource_server.queries.access import visible_artwork
 from resource_server.queries.collections import (
     check_writable,
     find_collection,

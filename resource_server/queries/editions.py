@@ -9,8 +9,8 @@ from sqlalchemy.orm import Session
 
 from common.ids import is_id
 from common.models import Edition
+from common.visibility import visible_artwork_ids
 from resource_server.pagination import PageParams, PageResult, sample_one
-from resource_server.queries.access import visible_artwork_ids
 from resource_server.queries.paging import page_by_id
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.dimensions import unknown
 from common.hal import Urls, link
 from common.ids import format_ts
-from common.loaders.dimensions import unknown
 from common.models import Edition
 
 

@@ -8,11 +8,12 @@ from typing import Any
 import falcon
 
 from common.hal import Link, Urls, link
+from common.search.documents import KINDS
+from common.search.text import MAX_QUERY_CHARS
 from resource_server.errors import ParamError
 from resource_server.params import Param, parse_int, single
 from resource_server.resources.base import Resource, redirect
 from resource_server.routes import CollectionRoute
-from resource_server.search.documents import KINDS
 from resource_server.search.service import (
     DEFAULT_SIZE,
     MAX_OFFSET,
@@ -21,7 +22,6 @@ from resource_server.search.service import (
     SearchRequest,
     search,
 )
-from resource_server.search.text import MAX_QUERY_CHARS
 
 ROUTE = CollectionRoute(
     rel="search",

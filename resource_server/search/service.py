@@ -13,13 +13,14 @@ from typing import cast
 
 from sqlalchemy import Connection, Table, select
 
+from common.search import spelling
+from common.search.documents import KINDS
+from common.search.models import SearchDocument
+from common.search.people import find_people
+from common.search.plan import ANY, PERSON, SearchEngine, tiers_for
+from common.search.registry import engine_for
+from common.search.text import ParsedQuery, parse_query, split_kind_filter
 from resource_server.errors import ParamError
-from resource_server.search import spelling
-from resource_server.search.documents import KINDS
-from resource_server.search.models import SearchDocument
-from resource_server.search.people import find_people
-from resource_server.search.plan import ANY, PERSON, SearchEngine, engine_for, tiers_for
-from resource_server.search.text import ParsedQuery, parse_query, split_kind_filter
 
 DOCUMENTS = cast(Table, SearchDocument.__table__)
 DEFAULT_SIZE = 10

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select, update
 
-from common.loaders.demo import load_demo
+from artcat.loaders.demo import load_demo
 from common.models import Artist, Artwork, ArtworkArtist
 from common.settings import Settings
 from common.stores import Stores

@@ -14,7 +14,7 @@ import requests
 from sqlalchemy import Engine, event, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from common.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
+from artcat.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
 from common.models import Application, User
 from common.settings import Settings
 from common.stores import Stores

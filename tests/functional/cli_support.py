@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner, Result
 
-from common.cli import main
+from artcat.cli.main import main
 from common.settings import Settings
 from tests.conftest import CHEAP_ARGON2
 

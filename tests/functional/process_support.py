@@ -1,5 +1,5 @@
 """Helpers of the functional tests that run real processes: the services as ``artcat serve
-auth|resource`` processes (``python -m common.cli``), configured through the environment like any
+auth|resource`` processes (``python -m artcat``), configured through the environment like any
 deployment, and a private Redis server the tests can stop and start. A private PostgreSQL
 cluster is in ``postgres_support``, a load of concurrent requests in ``load_support``.
 
@@ -154,7 +154,7 @@ def launch(service: str, env: dict[str, str], log: Path, *, threads: int = 4) ->
             [
                 sys.executable,
                 "-m",
-                "common.cli",
+                "artcat",
                 "serve",
                 service,
                 "--host",

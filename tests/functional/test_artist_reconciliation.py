@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
+from artcat.loaders.cmoa import load_cmoa
+from artcat.loaders.tate import load_tate
 from common.ids import stable_id
-from common.loaders.cmoa import load_cmoa
-from common.loaders.tate import load_tate
 from tests.conftest import truncate_all
 
 pytestmark = [pytest.mark.functional, pytest.mark.data]

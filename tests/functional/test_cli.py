@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, func, select
 
+from artcat.cli.main import main
 from auth_server.accounts import authenticate_client
-from common.cli import main
 from common.db import make_sessionmaker
 from common.models import Application, Artist, User
 

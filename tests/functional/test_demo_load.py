@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from artcat.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
 from auth_server.accounts import authenticate_client, password_hasher, verify_password
-from common.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
 from common.models import (
     Application,
     Artist,
@@ -220,7 +220,7 @@ def test_events_cover_every_status(clean_db: Engine, base_settings: Settings) ->
 def test_after_a_museum_import_only_the_demo_accounts_are_added(
     clean_db: Engine, base_settings: Settings, sample_dir: Path
 ) -> None:
-    from common.loaders.tate import load_tate
+    from artcat.loaders.tate import load_tate
 
     load_tate(clean_db, sample_dir / "tate", progress=False)
     with Session(clean_db) as session:

@@ -215,7 +215,16 @@ def test_an_idle_server_stops_before_the_deadline(tmp_path: Path) -> None:
     log_secrets.LOG_FILES.append(log)
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "common.cli", "serve", "all", "--no-demo", "--port", str(port)],
+            [
+                sys.executable,
+                "-m",
+                "artcat",
+                "serve",
+                "all",
+                "--no-demo",
+                "--port",
+                str(port),
+            ],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,

@@ -26,7 +26,7 @@ from redis import Redis
 from sqlalchemy import Engine, func, literal, select, text, union_all
 from sqlalchemy.orm import Session, sessionmaker
 
-from common.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
+from artcat.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
 from common.models import Application, Base, Collection, User
 from common.settings import Settings
 from common.stores import Stores

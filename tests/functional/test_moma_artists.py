@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine, text
 
-from common.cli import main
-from common.loaders.cmoa import load_cmoa
-from common.loaders.moma import load_moma_artists
-from common.loaders.source import LoadError
-from common.loaders.tate import load_tate
+from artcat.cli.main import main
+from artcat.loaders.cmoa import load_cmoa
+from artcat.loaders.moma import load_moma_artists
+from artcat.loaders.source import LoadError
+from artcat.loaders.tate import load_tate
 from tests.conftest import SAMPLE_DATA, truncate_all
 from tests.functional.test_artist_reconciliation import state
 

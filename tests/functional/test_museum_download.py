@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner, Result
 from sqlalchemy import create_engine, text
 
-from common.cli import main
-from common.loaders.download import fetch
+from artcat.cli.main import main
+from artcat.loaders.download import fetch
 from tests.conftest import SAMPLE_DATA
 
 pytestmark = [pytest.mark.functional, pytest.mark.data]

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import Engine, create_engine, text
 
-from common.cli import main
-from common.loaders.cmoa import load_cmoa
-from common.loaders.formats import json_files
-from common.loaders.tate import load_tate
+from artcat.cli.main import main
+from artcat.loaders.cmoa import load_cmoa
+from artcat.loaders.formats import json_files
+from artcat.loaders.tate import load_tate
 from tests.conftest import SAMPLE_DATA, truncate_all
 from tests.functional.test_museum_import import TABLES, table_counts
 

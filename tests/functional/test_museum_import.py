@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from artcat.loaders.cmoa import load_cmoa
+from artcat.loaders.formats import json_files
+from artcat.loaders.source import LoadError
+from artcat.loaders.tate import load_tate
 from common.ids import stable_id
-from common.loaders.cmoa import load_cmoa
-from common.loaders.formats import json_files
-from common.loaders.report import LoadReport
-from common.loaders.source import LoadError
-from common.loaders.tate import load_tate
+from common.load_report import LoadReport
 from common.models import (
     Artist,
     ArtistGene,

@@ -21,8 +21,8 @@ from redis import Redis
 from redis.exceptions import RedisError
 from sqlalchemy import Engine
 
+from artcat.loaders.demo import load_demo
 from auth_server.app import create_app as create_auth
-from common.loaders.demo import load_demo
 from common.redis_store import connect_redis, parse_sentinels
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores

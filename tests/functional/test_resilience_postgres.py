@@ -16,9 +16,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
+from artcat.loaders.demo import DemoCredentials, demo_credentials, load_demo
 from common import db
 from common.db import make_engine, read_engine, upgrade
-from common.loaders.demo import DemoCredentials, demo_credentials, load_demo
 from common.settings import Settings
 from tests.functional.load_support import (
     Call,

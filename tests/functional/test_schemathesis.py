@@ -31,7 +31,7 @@ from schemathesis import GenerationMode
 from schemathesis.checks import CHECKS as REGISTRY
 from sqlalchemy import Engine, select
 
-from common.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
+from artcat.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
 from common.models import (
     Application,
     Artist,

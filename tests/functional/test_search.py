@@ -12,16 +12,16 @@ import requests
 from click.testing import CliRunner
 from sqlalchemy import Engine, delete, select
 
-from common.cli import main
-from common.loaders.cmoa import load_cmoa
-from common.loaders.tate import load_tate
+from artcat.cli.main import main
+from artcat.loaders.cmoa import load_cmoa
+from artcat.loaders.tate import load_tate
 from common.models import Artist
+from common.search.indexer import reindex
+from common.search.models import SearchDocument
+from common.search.text import fold
 from common.settings import ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app
-from resource_server.search.indexer import reindex
-from resource_server.search.models import SearchDocument
-from resource_server.search.text import fold
 from tests import factories
 from tests.conftest import SAMPLE_DATA, truncate_all
 from tests.functional.conftest import LiveServer, start_server

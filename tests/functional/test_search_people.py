@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
-from common.loaders.cmoa import load_cmoa
-from common.loaders.tate import load_tate
+from artcat.loaders.cmoa import load_cmoa
+from artcat.loaders.tate import load_tate
+from common.search.models import SearchDocument
 from common.settings import Settings
 from common.stores import Stores
-from resource_server.search.models import SearchDocument
 from tests.conftest import SAMPLE_DATA, truncate_all
 from tests.functional.conftest import LiveServer
 from tests.functional.test_search import Museum

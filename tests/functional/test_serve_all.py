@@ -28,7 +28,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
     log = instance / "out.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "common.cli", "serve", "all", "--port", str(port)],
+            [sys.executable, "-m", "artcat", "serve", "all", "--port", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,

@@ -24,11 +24,13 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
+from artcat.cli.main import main
+from artcat.loaders.demo import load_demo
+from artcat.staging import StagingError, rebuild, snapshot, source_engine
+from artcat.staging_policy import POLICY, Action
 from common.catalog_version import catalog_version_key
-from common.cli import main
 from common.db import make_engine, make_sessionmaker, upgrade
 from common.ids import new_id, utcnow
-from common.loaders.demo import load_demo
 from common.models import (
     Application,
     Artist,
@@ -44,11 +46,9 @@ from common.models import (
     User,
     UserDetail,
 )
+from common.search.models import SearchDocument
 from common.settings import Settings, normalise_database_url
-from common.staging import StagingError, rebuild, snapshot, source_engine
-from common.staging_policy import POLICY, Action
 from common.tokens import TOMBSTONE, TokenStore, digest
-from resource_server.search.models import SearchDocument
 from resource_server.search.service import SearchRequest, search
 from tests import factories
 from tests.conftest import CHEAP_ARGON2

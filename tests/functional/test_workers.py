@@ -55,7 +55,7 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
             [
                 sys.executable,
                 "-m",
-                "common.cli",
+                "artcat",
                 "serve",
                 "resource",
                 "--workers",

@@ -21,8 +21,8 @@ import pytest
 import yaml
 from redis import Redis
 
+from artcat.cli.main import main
 from auth_server.app import create_app as create_auth_app
-from common.cli import main
 from common.serve import AUTH_PREFIXES, is_auth_path
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores

@@ -55,7 +55,7 @@ def modes(instance: Path) -> dict[str, str]:
 
 def artcat(*args: str) -> list[str]:
     """Return the command line of ``artcat`` with ``args``."""
-    return [sys.executable, "-m", "common.cli", *args]
+    return [sys.executable, "-m", "artcat", *args]
 
 
 def test_a_fresh_instance_is_private(tmp_path: Path) -> None:

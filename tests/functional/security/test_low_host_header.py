@@ -171,7 +171,7 @@ def test_artcat_serve_refuses_production_without_public_url(tmp_path: Path) -> N
     }
     env.pop("SECRET_KEY", None)
     done = subprocess.run(
-        [sys.executable, "-m", "common.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "artcat", "serve", "--port", "0"],
         env=env,
         capture_output=True,
         text=True,

@@ -1,6 +1,6 @@
 import pytest
 
-from common.launch import wants_demo
+from artcat.launch import wants_demo
 from common.settings import AuthSettings
 
 

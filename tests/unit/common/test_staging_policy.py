@@ -9,8 +9,8 @@ import re
 import pytest
 from sqlalchemy import Table
 
+from artcat.staging_policy import POLICY, Action, copied_tables
 from common.models import Base
-from common.staging_policy import POLICY, Action, copied_tables
 
 # Column names that smell of credentials or personal data. A copied table may keep such a
 # column only if the policy replaces it, or if it is listed here with the reason it is public.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.loaders.artists import compatible_deaths, name_key, reconciled_id, year_of
+from artcat.loaders.artists import compatible_deaths, name_key, reconciled_id, year_of
 
 
 @pytest.mark.parametrize(

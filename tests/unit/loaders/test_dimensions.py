@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.loaders.dimensions import (
+from common.dimensions import (
     VARIABLE_TEXT,
     build,
     cm_text,

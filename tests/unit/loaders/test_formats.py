@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from common.loaders.cmoa_formats import cmoa_streams, from_csv
-from common.loaders.formats import bulk_json_stream, csv_stream, json_files, tree_stream
-from common.loaders.report import LoadIssue
-from common.loaders.source import LoadError, Record, Stream, check, jsonl_stream
-from common.loaders.tate_formats import display_name, tate_streams
+from artcat.loaders.cmoa_formats import cmoa_streams, from_csv
+from artcat.loaders.formats import bulk_json_stream, csv_stream, json_files, tree_stream
+from artcat.loaders.source import LoadError, Record, Stream, check, jsonl_stream
+from artcat.loaders.tate_formats import display_name, tate_streams
+from common.load_report import LoadIssue
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 TATE, CMOA = DATA / "tate", DATA / "cmoa"

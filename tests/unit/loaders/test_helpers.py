@@ -7,12 +7,12 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Column, Connection, MetaData, String, Table, create_engine, insert
 
-from common.loaders.catalog import iconicity, parse_year, year_text
-from common.loaders.cmoa import _image
-from common.loaders.countries import nationality_from_place
-from common.loaders.report import LoadReport
-from common.loaders.slugs import SlugRegistry
-from common.loaders.tate import _sized_image
+from artcat.loaders.catalog import iconicity, parse_year, year_text
+from artcat.loaders.cmoa import _image
+from artcat.loaders.countries import nationality_from_place
+from artcat.loaders.slugs import SlugRegistry
+from artcat.loaders.tate import _sized_image
+from common.load_report import LoadReport
 
 
 @pytest.mark.parametrize(

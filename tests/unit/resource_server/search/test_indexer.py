@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from resource_server.search.documents import Doc, _clip
-from resource_server.search.indexer import HASH_BITS, assign_ids, doc_id, document_row
-from resource_server.search.schema import include_object
+from common.search.documents import Doc, _clip
+from common.search.indexer import HASH_BITS, assign_ids, doc_id, document_row
+from common.search.schema import include_object
 
 
 def test_ids_sort_by_popularity_and_stay_put() -> None:

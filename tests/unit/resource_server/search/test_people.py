@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from resource_server.search.people import name_keys, query_key
-from resource_server.search.text import fold, parse_query
+from common.search.people import name_keys, query_key
+from common.search.text import fold, parse_query
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from resource_server.search.spelling import edit_distance, max_edits, one_edit, rewrite
-from resource_server.search.text import parse_query
+from common.search.spelling import edit_distance, max_edits, one_edit, rewrite
+from common.search.text import parse_query
 
 
 @pytest.mark.parametrize(

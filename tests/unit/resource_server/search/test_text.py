@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from resource_server.search.text import MAX_WORDS, fold, parse_query, split_kind_filter
+from common.search.text import MAX_WORDS, fold, parse_query, split_kind_filter
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,79 @@
+"""Start-up of ``artcat serve``: migrate, load the demo on first start, build the WSGI app."""
+
+from __future__ import annotations
+
+import click
+
+from common.catalog_version import announce_catalog_change
+from common.db import make_engine, upgrade
+from common.serve import PathDispatcher, WSGIApp
+from common.settings import PRODUCTION, AuthSettings, ResourceSettings
+from common.stores import Stores
+
+
+def wants_demo(service: str, settings: AuthSettings, *, no_demo: bool) -> bool:
+    """Tell whether ``serve`` loads the demo data: ``serve all`` only, and never in production.
+
+    The demo makes a user and an application whose credentials the banner prints: on a
+    production instance that would be an account anyone reading the console could use.
+    """
+    return service == "all" and not no_demo and settings.environment != PRODUCTION
+
+
+def first_start(settings: AuthSettings, *, load_demo_data: bool) -> object | None:
+    """Migrate the database and, when asked, load the demo data if it is not there yet."""
+    upgrade(settings)
+    if not load_demo_data:
+        return None
+    from artcat.loaders.demo import ALREADY_LOADED, demo_credentials, load_demo
+
+    engine = make_engine(settings)
+    try:
+        report = load_demo(engine, settings)
+        if report.reason and report.reason != ALREADY_LOADED:  # one line saying why
+            click.echo(report.summary())
+        if not report.skipped:
+            announce_catalog_change(settings)
+    finally:
+        engine.dispose()  # no pooled connection may outlive start-up into forked workers
+    return demo_credentials(settings)
+
+
+def build_wsgi(
+    service: str, auth_settings: AuthSettings, resource_settings: ResourceSettings
+) -> WSGIApp:
+    """Build the WSGI app of one service, or of both behind the path dispatcher."""
+    from auth_server.app import create_app as create_auth
+    from resource_server.app import create_app as create_resource
+
+    stores = Stores.connect(resource_settings)
+    if service == "auth":
+        return create_auth(auth_settings, stores)
+    if service == "resource":
+        return create_resource(resource_settings, stores)
+    return PathDispatcher(
+        create_auth(auth_settings, stores), create_resource(resource_settings, stores)
+    )
+
+
+def print_banner(service: str, url: str, demo: object | None) -> None:
+    """Print where the service listens and, with the demo data, ready-to-use credentials."""
+    click.echo(f"artcat {service} listening on {url}")
+    click.echo(f"point a browser at {url}/ (the API root is {url}/api)")
+    if demo is None:
+        return
+    client_id = getattr(demo, "client_id", "")
+    client_secret = getattr(demo, "client_secret", "")
+    click.echo(
+        f"demo user (sign in at {url}/account/sign_in): "
+        f"{getattr(demo, 'user_email', '')} / {getattr(demo, 'user_password', '')}"
+    )
+    click.echo(f"demo application client_id:     {client_id}")
+    click.echo(f"demo application client_secret: {client_secret}")
+    click.echo("get an application token and list artists:")
+    click.echo(
+        f"  TOKEN=$(curl -s -X POST '{url}/api/tokens/xapp_token' "
+        f"-d client_id={client_id} -d client_secret={client_secret} "
+        "| python3 -c 'import sys,json;print(json.load(sys.stdin)[\"token\"])')"
+    )
+    click.echo(f"  curl -s -H \"X-Xapp-Token: $TOKEN\" '{url}/api/artists'")

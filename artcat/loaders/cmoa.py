@@ -1,0 +1,312 @@
+"""Load the Carnegie Museum of Art collection into the catalog, from any accepted layout.
+
+``cmoa_formats`` finds the objects: a clone of CMoA's repository, its bulk files, our bundles.
+
+Artists are embedded in each object (``creator``) and deduplicated by ``artist_id``; an
+artist another museum also holds is the same artist (``artcat.loaders.artists``). Other ids
+are ``stable_id("cmoa", kind, cmoa id)``. Every input is read once before anything is written:
+an unreadable file raises ``LoadError`` naming its file and line and changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from artcat.loaders.artists import ArtistResolver
+from artcat.loaders.batch import BATCH_SIZE, Batch, analyze
+from artcat.loaders.catalog import (
+    ARTISTS,
+    ARTWORKS,
+    GeneRegistry,
+    PartnerInfo,
+    artist_row,
+    artwork_row,
+    as_text,
+    ensure_partner,
+    iconicity,
+    image_row,
+    parse_year,
+    recount_artists,
+)
+from artcat.loaders.cmoa_formats import cmoa_streams
+from artcat.loaders.slugs import SlugRegistry
+from artcat.loaders.source import Record, Stream, check
+from common.bulk import Row
+from common.dimensions import from_cmoa
+from common.ids import slugify, stable_id, utcnow
+from common.load_report import LoadReport
+from common.search.indexer import reindex_after_load
+
+CMOA = PartnerInfo(
+    handle="cmoa",
+    name="Carnegie Museum of Art",
+    region="North America",
+    website="https://carnegieart.org",
+    location="Pittsburgh, PA, USA",
+    description="Carnegie Museum of Art in Pittsburgh, with the Teenie Harris Archive of "
+    "photographs of the city's Black community.",
+)
+
+DESIGN = "Design/Decorative Arts"
+# CMoA classification (lower-cased) -> catalog category; anything else is "Other".
+CATEGORIES = {
+    "prints": "Print",
+    "drawings and watercolors": "Drawing, Collage or other Work on Paper",
+    "collages": "Drawing, Collage or other Work on Paper",
+    "photographs": "Photography",
+    "photographic negative": "Photography",
+    "paintings": "Painting",
+    "sculpture": "Sculpture",
+    "casts": "Sculpture",
+    "films": "Video/Film",
+    "video": "Video/Film",
+    "video art": "Video/Film",
+    "installations": "Installation",
+    "architectural models": "Architecture",
+    "architectural drawings": "Architecture",
+    "architectural elements": "Architecture",
+    **dict.fromkeys(
+        (
+            "ceramics",
+            "metals",
+            "containers",
+            "glass",
+            "wood",
+            "textiles",
+            "textile art",
+            "crèches",
+            "lighting devices",
+            "tools and equipment",
+            "furniture",
+            "costume",
+            "mirrors",
+            "weapons and ammunition",
+            "recreational artifacts",
+            "measuring devices",
+            "vehicles (transportation)",
+            "sound devices",
+        ),
+        DESIGN,
+    ),
+}
+UNIQUE_CLASSIFICATIONS = frozenset({"paintings", "drawings and watercolors", "collages"})
+# Values of ``nationality`` that say nothing.
+NO_NATIONALITY = frozenset({"", "undetermined", "unknown"})
+# "...CollectionImage.aspx?irn=120397&size=Medium": the size is the image version.
+_SIZE_RE = re.compile(r"([?&]size=)([A-Za-z0-9]+)")
+
+RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
+def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
+    """Load CMoA objects and their creators from any layout ``cmoa_formats`` accepts."""
+    started = time.perf_counter()
+    path = Path(path)
+    report = LoadReport(source=f"cmoa {path}")
+    streams = cmoa_streams(path)
+    works: Counter[str] = Counter()
+
+    def count(_stream: Stream, record: Record) -> None:
+        """Count the objects per creator ``artist_id`` (for iconicity)."""
+        creators = record.get("creator")
+        if isinstance(creators, list):
+            found = (c.get("artist_id") for c in creators if isinstance(c, dict))
+            works.update({i for i in found if isinstance(i, str)})
+
+    check(report.source, streams, visit=count, progress=progress)
+    loader = _CmoaLoader(engine, report, progress, works)
+    for stream in streams:
+        loader.load(stream)
+    loader.finish()
+    reindex_after_load(engine, report)
+    report.elapsed = time.perf_counter() - started
+    return report
+
+
+def _image(url: str) -> tuple[str, list[str]]:
+    """Return a CMoA image URL as ``(template, versions)``; the ``size`` parameter varies."""
+    match = _SIZE_RE.search(url)
+    if not match:
+        return url, []
+    template = url[: match.start(2)] + "{image_version}" + url[match.end(2) :]
+    return template, [match.group(2)]
+
+
+class _CmoaLoader:
+    """One run: the partner, the slug and gene registries, and the batch being gathered."""
+
+    def __init__(
+        self, engine: Engine, report: LoadReport, progress: bool, works: Counter[str]
+    ) -> None:
+        self.engine = engine
+        self.report = report
+        self.progress = progress
+        self.works = works
+        self.now = utcnow()
+        with engine.begin() as conn:
+            self.partner_id = ensure_partner(conn, CMOA, self.now)
+            self.artist_slugs = SlugRegistry(conn, ARTISTS)
+            self.artwork_slugs = SlugRegistry(conn, ARTWORKS)
+            self.genes = GeneRegistry(conn, self.now)
+            self.resolver = ArtistResolver(conn, "cmoa")
+        # Taken before this run allocates any slug: the rows already in the database.
+        self.batch = Batch(
+            stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
+            resolver=self.resolver,
+        )
+        self.resolver.slugs = self.artist_slugs
+        # Artists written by this run: the first object naming a creator describes it.
+        self.artists_seen: set[str] = set()
+
+    def finish(self) -> None:
+        """Write what is left and recompute the artists' artwork counts."""
+        self.batch.flush(self.engine, self.genes, self.report)
+        with self.engine.begin() as conn:
+            retired = self.resolver.retire_superseded(conn)
+            if retired:
+                self.report.add("artists merged away", retired, retired)
+            recount_artists(conn, self.now)
+        analyze(self.engine)
+
+    def load(self, stream: Stream) -> None:
+        """Load every object of one stream."""
+        for file, line, record in stream.read(self.report.error, self.progress):
+            if not record.get("id"):
+                self.report.error(file, line, "missing id")
+                continue
+            try:
+                self.add_artwork(record, file, line)
+            except RECORD_ERRORS as exc:
+                self.report.error(file, line, f"bad object record: {exc!r}")
+                continue
+            if len(self.batch) >= BATCH_SIZE:
+                self.batch.flush(self.engine, self.genes, self.report)
+        self.batch.flush(self.engine, self.genes, self.report)
+
+    def add_artwork(self, record: dict[str, Any], file: str, line: int) -> None:
+        """Gather the rows of one object, its creators, genes and images."""
+        cmoa_id = str(record["id"])
+        artwork_id = stable_id("cmoa", "artwork", cmoa_id)
+        creators = [c for c in record.get("creator") or [] if isinstance(c, dict)]
+        artists, links = self._creators(artwork_id, creators, file, line)
+        classification = as_text(record.get("classification"))
+        kind = classification.casefold() if classification else ""
+        category = CATEGORIES.get(kind, "Other") if kind else None
+        genes = [
+            self.genes.gene_id("classification", classification),
+            self.genes.gene_id("department", record.get("department")),
+        ]
+        urls = [i["image_url"] for i in record.get("images") or [] if i.get("image_url")]
+        image = _image(urls[0]) if urls else None
+        first = creators[0] if creators else {}
+        first_name = as_text(first.get("full_name")) or ""
+        accession = record.get("accession_number") or cmoa_id.rsplit("/", 1)[-1]
+        location = as_text(record.get("physical_location"))
+        extra = [
+            ("Credit line", as_text(record.get("credit_line"))),
+            ("Acquired", as_text(record.get("date_acquired"))),
+            ("On view", location if location and location != "Not on View" else None),
+        ]
+        row = artwork_row(
+            artwork_id=artwork_id,
+            slug=self.artwork_slugs.slug_for(artwork_id, f"cmoa-{slugify(str(accession))}"),
+            dimensions=from_cmoa(
+                record.get("item_height"),
+                record.get("item_width"),
+                record.get("item_depth"),
+                record.get("item_diameter"),
+            ),
+            now=self.now,
+            title=record.get("title") or "",
+            category=category,
+            medium=record.get("medium"),
+            date=record.get("creation_date"),
+            year_start=parse_year(record.get("creation_date_earliest")),
+            year_end=parse_year(record.get("creation_date_latest")),
+            website=record.get("web_url") or "",
+            provenance=record.get("provenance_text") or "",
+            collecting_institution=CMOA.name,
+            additional_information="\n".join(f"{k}: {v}" for k, v in extra if v),
+            unique=kind in UNIQUE_CLASSIFICATIONS,
+            # "unknown American" pseudo-artists name a culture rather than a maker.
+            cultural_maker=(first_name[8:] or None) if first_name.startswith("unknown ") else None,
+            iconicity=iconicity(self.works[str(first.get("artist_id"))], category, bool(image)),
+            partner_id=self.partner_id,
+            image_url=image[0] if image else None,
+            image_versions=image[1] if image else [],
+        )
+        images = [
+            image_row(
+                image_id=stable_id("cmoa", "image", cmoa_id, position),
+                artwork_id=artwork_id,
+                position=position,
+                image_url=template,
+                image_versions=versions,
+                now=self.now,
+            )
+            for position, (template, versions) in enumerate(map(_image, urls[1:]), start=1)
+        ]
+        # Everything is built; only now touch the batch, so a bad record leaves no trace.
+        for cmoa_artist, artist in artists:
+            self.resolver.describe(cmoa_artist, artist)
+            self.batch.artists[artist["id"]] = artist
+            self.artists_seen.add(artist["id"])
+        self.batch.artworks.append(row)
+        self.batch.artwork_artists.extend(links)
+        self.batch.artwork_genes.extend(
+            {"artwork_id": artwork_id, "gene_id": g} for g in dict.fromkeys(genes) if g
+        )
+        self.batch.images.extend(images)
+
+    def _creators(
+        self, artwork_id: str, creators: list[dict[str, Any]], file: str, line: int
+    ) -> tuple[list[tuple[str, Row]], list[Row]]:
+        """Return ``(CMoA id, row)`` of creators new to this run and the object's links."""
+        artists: list[tuple[str, Row]] = []
+        links: dict[str, Row] = {}
+        for creator in creators:
+            cmoa_artist = creator.get("artist_id")
+            name = as_text(creator.get("full_name")) or as_text(creator.get("cited_name"))
+            if not cmoa_artist or not name:
+                self.report.warn(file, line, "creator without an artist_id or name: skipped")
+                continue
+            birth_year = parse_year(creator.get("birth_date"))
+            death_year = parse_year(creator.get("death_date"))
+            artist_id = self.resolver.artist_id(cmoa_artist, name, birth_year, death_year)
+            if artist_id not in self.artists_seen and artist_id not in links:
+                nationality = as_text(creator.get("nationality"))
+                artists.append(
+                    (
+                        cmoa_artist,
+                        artist_row(
+                            artist_id=artist_id,
+                            slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
+                            name=name,
+                            now=self.now,
+                            sortable_name=as_text(creator.get("cited_name")),
+                            birth_year=birth_year,
+                            death_year=death_year,
+                            hometown=as_text(creator.get("birth_place")),
+                            location=as_text(creator.get("death_place")),
+                            nationality=None
+                            if (nationality or "").casefold() in NO_NATIONALITY
+                            else nationality,
+                        ),
+                    )
+                )
+            links.setdefault(
+                artist_id,
+                {
+                    "artwork_id": artwork_id,
+                    "artist_id": artist_id,
+                    "position": len(links),
+                    "role": as_text(creator.get("role")),
+                },
+            )
+        return artists, list(links.values())

@@ -1,0 +1,423 @@
+"""Load the Tate collection into the catalog, from any layout ``tate_formats`` accepts.
+
+Ids are ``stable_id("tate", kind, tate id)`` (artists: see ``artcat.loaders.artists``, one
+person is one artist across museums), so a re-run updates rows in place and never duplicates
+them, whichever format the records come from. Every input is read once before
+anything is written: an unreadable file raises ``LoadError`` naming its file and line and
+leaves the database as it was.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from artcat.loaders.artists import ArtistResolver
+from artcat.loaders.batch import BATCH_SIZE, Batch, analyze
+from artcat.loaders.catalog import (
+    ARTISTS,
+    ARTWORKS,
+    GeneRegistry,
+    PartnerInfo,
+    artist_row,
+    artwork_row,
+    as_text,
+    ensure_partner,
+    iconicity,
+    image_row,
+    parse_year,
+    recount_artists,
+)
+from artcat.loaders.countries import nationality_from_place
+from artcat.loaders.slugs import SlugRegistry
+from artcat.loaders.source import Record, Stream, check
+from artcat.loaders.tate_formats import CSV_ARTIST_GAPS, CSV_ARTWORK_GAPS, tate_streams
+from common.bulk import Row
+from common.dimensions import parse_tate
+from common.ids import slugify, stable_id, utcnow
+from common.load_report import LoadReport
+from common.search.indexer import reindex_after_load
+
+TATE = PartnerInfo(
+    handle="tate",
+    name="Tate",
+    region="Europe",
+    website="https://www.tate.org.uk",
+    location="London, United Kingdom",
+    description="Tate holds the national collection of British art from 1500 and of "
+    "international modern and contemporary art.",
+)
+COLLECTING_INSTITUTION = "Tate"
+IMAGE_ROOT = "http://www.tate.org.uk/art/images/work/"
+
+CATEGORIES = {
+    "painting": "Painting",
+    "sculpture": "Sculpture",
+    "relief": "Sculpture",
+    "on paper, print": "Print",
+    "on paper, unique": "Drawing, Collage or other Work on Paper",
+    "installation": "Installation",
+    "time-based media": "Video/Film",
+    "block for printing": "Other",
+    "supporting material": "Other",
+}
+# Tate's own word for a work that exists once (no edition).
+UNIQUE_CLASSIFICATIONS = frozenset({"painting", "on paper, unique"})
+# Image files end in a size number: _7 small, _8 medium (the thumbnails), _9 large, _10 optimal.
+_SIZED_FILE_RE = re.compile(r"^(.*)_(\d+)\.jpg$")
+
+# Exceptions a malformed record raises while its rows are built (wrong types, missing keys).
+RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+
+
+def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
+    """Load Tate artists and artworks from a clone of Tate's repository, a bundle or a file."""
+    started = time.perf_counter()
+    path = Path(path)
+    report = LoadReport(source=f"tate {path}")
+    artists, artworks = tate_streams(path)
+    streams = [s for s in (artists, artworks) if s is not None]
+    works: Counter[Any] = Counter()
+
+    def count(stream: Stream, record: Record) -> None:
+        """Count works per first contributor; odd values are left to the main pass."""
+        contributors = record.get("contributors")
+        if stream.kind == "artworks" and isinstance(contributors, list):
+            people = [c for c in contributors if isinstance(c, dict)]
+            if people:
+                first = min(people, key=_display_order).get("id")
+                if isinstance(first, int | str):
+                    works[first] += 1
+
+    check(report.source, streams, visit=count, progress=progress)
+    loader = _TateLoader(
+        engine, report, progress, with_artists=artists is not None, works_here=works
+    )
+    if artists is not None:
+        loader.load_artists(artists)
+    if artworks is not None:
+        loader.load_artworks(artworks)
+    loader.finish()
+    reindex_after_load(engine, report)
+    report.elapsed = time.perf_counter() - started
+    return report
+
+
+def _display_order(contributor: dict[str, Any]) -> float:
+    """Return a contributor's place in the credits (unnumbered ones first, as Tate lists them)."""
+    order = contributor.get("displayOrder")
+    return order if isinstance(order, int | float) and not isinstance(order, bool) else 0
+
+
+def _name(value: Any) -> str | None:
+    """Return ``value["name"]`` of a Tate place-like object, if any."""
+    return value.get("name") if isinstance(value, dict) else None
+
+
+def _sized_image(files: list[str]) -> tuple[str, list[str]] | None:
+    """Return ``(URL template, versions)`` for files that differ only in their size number."""
+    matches = [_SIZED_FILE_RE.match(f) for f in files]
+    if not matches or not all(matches) or len({m.group(1) for m in matches if m}) != 1:
+        return None
+    stem = matches[0].group(1) if matches[0] else ""
+    versions = [m.group(2) for m in matches if m]
+    return f"{stem}_{{image_version}}.jpg", versions
+
+
+class _TateLoader:
+    """One run: the partner, the slug and gene registries, and the batch being gathered."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        report: LoadReport,
+        progress: bool,
+        *,
+        with_artists: bool,
+        works_here: Counter[Any],
+    ) -> None:
+        self.engine = engine
+        self.report = report
+        self.progress = progress
+        self.now = utcnow()
+        with engine.begin() as conn:
+            self.partner_id = ensure_partner(conn, TATE, self.now)
+            self.artist_slugs = SlugRegistry(conn, ARTISTS)
+            self.artwork_slugs = SlugRegistry(conn, ARTWORKS)
+            self.genes = GeneRegistry(conn, self.now)
+            self.resolver = ArtistResolver(conn, "tate")
+        # Taken before this run allocates any slug: the rows already in the database.
+        self.batch = Batch(
+            stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
+            resolver=self.resolver,
+        )
+        self.resolver.slugs = self.artist_slugs
+        # Tate artist id -> the artist's number of works at Tate ("totalWorks"), for iconicity.
+        self.total_works: dict[Any, int] = {}
+        # Works per first contributor in this run's input: the count where "totalWorks" is
+        # missing (artist_data.csv has none).
+        self.works_here = works_here
+        # Tate artist ids a link may point at: those of the artists file when this run has one
+        # (so a re-run reports the same missing contributors), else those already stored.
+        self.known_artists: set[str] = set() if with_artists else set(self.resolver.stored)
+
+    def flush(self) -> None:
+        """Write the gathered batch."""
+        self.batch.flush(self.engine, self.genes, self.report)
+
+    def finish(self) -> None:
+        """Write what is left and recompute the artists' artwork counts."""
+        self.flush()
+        with self.engine.begin() as conn:
+            retired = self.resolver.retire_superseded(conn)
+            if retired:
+                self.report.add("artists merged away", retired, retired)
+            recount_artists(conn, self.now)
+        analyze(self.engine)
+
+    def _expect(self, stream: Stream) -> None:
+        """Set the batch for a stream's format: a partial one fills gaps of new rows only."""
+        partial = not stream.complete
+        self.batch.artist_insert_only = CSV_ARTIST_GAPS if partial else frozenset()
+        self.batch.artwork_insert_only = CSV_ARTWORK_GAPS if partial else frozenset()
+        self.batch.keep_children = partial
+
+    # Artists
+
+    def load_artists(self, stream: Stream) -> None:
+        """Load every artist of a stream, with their movements as genes."""
+        self._expect(stream)
+        for file, line, record in stream.read(self.report.error, self.progress):
+            if record.get("id") is None:
+                self.report.error(file, line, "missing id")
+                continue
+            try:
+                self.add_artist(record)
+            except RECORD_ERRORS as exc:
+                self.report.error(file, line, f"bad artist record: {exc!r}")
+                continue
+            if len(self.batch) >= BATCH_SIZE:
+                self.flush()
+        self.flush()
+
+    def add_artist(self, record: dict[str, Any]) -> None:
+        """Gather the rows of one artist record."""
+        tate_id = record["id"]
+        name = as_text(record.get("fc")) or as_text(record.get("mda"))
+        if not name:
+            raise ValueError("artist without a name")
+        birth = record.get("birth") or {}
+        death = record.get("death") or {}
+        active = record.get("activePlaces") or []
+        birth_place = _name(birth.get("place"))
+        birth_year = parse_year((birth.get("time") or {}).get("startYear"))
+        if birth_year is None:
+            birth_year = parse_year(record.get("birthYear"))
+        death_year = parse_year((death.get("time") or {}).get("startYear"))
+        # The key comes from "mda", the name both the JSON and the CSV give.
+        key_name = as_text(record.get("mda")) or name
+        artist_id = self.resolver.artist_id(tate_id, key_name, birth_year, death_year)
+        row = artist_row(
+            artist_id=artist_id,
+            slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
+            name=name,
+            now=self.now,
+            sortable_name=record.get("mda"),
+            gender=record.get("gender"),
+            birth_year=birth_year,
+            death_year=death_year,
+            hometown=birth_place,
+            location=_name(death.get("place")) or (_name(active[0]) if active else None),
+            nationality=nationality_from_place(birth_place),
+        )
+        self.resolver.describe(tate_id, row)
+        movements = [m.get("name") for m in record.get("movements") or []]
+        gene_ids = {self.genes.gene_id("movement", name) for name in movements}
+        if "totalWorks" in record:
+            total_works = int(record.get("totalWorks") or 0)
+        else:
+            total_works = self.works_here[tate_id]
+        self.batch.artists[artist_id] = row
+        if not self.batch.keep_children:  # a CSV names no movements: keep the stored ones
+            self.batch.artist_gene_owners.append(artist_id)
+        self.batch.artist_genes.extend(
+            {"artist_id": artist_id, "gene_id": g} for g in sorted(filter(None, gene_ids))
+        )
+        self.total_works[tate_id] = total_works
+        self.known_artists.add(str(tate_id))
+
+    # Artworks
+
+    def load_artworks(self, stream: Stream) -> None:
+        """Load every artwork of a stream with its artist links, genes and images."""
+        self._expect(stream)
+        for file, line, record in stream.read(self.report.error, self.progress):
+            if record.get("id") is None:
+                self.report.error(file, line, "missing id")
+                continue
+            try:
+                self.add_artwork(record, file, line)
+            except RECORD_ERRORS as exc:
+                self.report.error(file, line, f"bad artwork record: {exc!r}")
+                continue
+            if len(self.batch) >= BATCH_SIZE:
+                self.flush()
+        self.flush()
+
+    def add_artwork(self, record: dict[str, Any], file: str, line: int) -> None:
+        """Gather the rows of one artwork record."""
+        tate_id = record["id"]
+        artwork_id = stable_id("tate", "artwork", tate_id)
+        contributors = sorted(
+            record.get("contributors") or [], key=lambda c: c.get("displayOrder") or 0
+        )
+        links = self._artist_links(artwork_id, contributors, file, line)
+        gene_ids = self._gene_ids(record)
+        classification = record.get("classification")
+        category = CATEGORIES.get(classification, "Other") if classification else None
+        image = self._main_image(record.get("thumbnailUrl"))
+        extra_images = self._extra_images(artwork_id, record)
+        first_artist = contributors[0].get("id") if contributors else None
+        date_range = record.get("dateRange") or {}
+        group = record.get("catalogueGroup") or {}
+        copyright_lines = [record.get("thumbnailCopyright")] + [
+            i.get("copyright") for i in record.get("additionalImages") or []
+        ]
+        extra = [("Foreign title", record.get("foreignTitle"))]
+        row = artwork_row(
+            artwork_id=artwork_id,
+            slug=self.artwork_slugs.slug_for(
+                artwork_id, f"tate-{slugify(str(record.get('acno') or tate_id))}"
+            ),
+            dimensions=parse_tate(
+                record.get("dimensions"),
+                record.get("width"),
+                record.get("height"),
+                record.get("depth"),
+            ),
+            now=self.now,
+            title=record.get("title") or "",
+            category=category,
+            medium=record.get("medium"),
+            date=record.get("dateText"),
+            year_start=parse_year(date_range.get("startYear")),
+            year_end=parse_year(date_range.get("endYear")),
+            website=record.get("url") or "",
+            signature=record.get("inscription") or "",
+            series=record.get("groupTitle") or group.get("shortTitle") or "",
+            provenance=record.get("creditLine") or "",
+            collecting_institution=COLLECTING_INSTITUTION,
+            additional_information="\n".join(f"{k}: {v}" for k, v in extra if v),
+            image_rights=next((c for c in copyright_lines if c), None),
+            unique=classification in UNIQUE_CLASSIFICATIONS,
+            iconicity=iconicity(self.total_works.get(first_artist, 0), category, bool(image)),
+            partner_id=self.partner_id,
+            image_url=image[0] if image else None,
+            image_versions=image[1] if image else [],
+        )
+        self.batch.artworks.append(row)
+        self.batch.artwork_artists.extend(links)
+        self.batch.artwork_genes.extend({"artwork_id": artwork_id, "gene_id": g} for g in gene_ids)
+        self.batch.images.extend(extra_images)
+
+    def _artist_links(
+        self, artwork_id: str, contributors: list[dict[str, Any]], file: str, line: int
+    ) -> list[Row]:
+        links: dict[str, Row] = {}
+        for contributor in contributors:
+            tate_id = contributor.get("id")
+            if tate_id is None:
+                self.report.warn(file, line, "contributor without an id: link skipped")
+                continue
+            known = str(tate_id) in self.known_artists
+            artist_id = self.resolver.lookup(tate_id) if known else None
+            if artist_id is None:
+                artist_id = self._stub_artist(contributor, file, line)
+            links.setdefault(
+                artist_id,
+                {
+                    "artwork_id": artwork_id,
+                    "artist_id": artist_id,
+                    "position": len(links),
+                    "role": as_text(contributor.get("role")),
+                },
+            )
+        return list(links.values())
+
+    def _stub_artist(self, contributor: dict[str, Any], file: str, line: int) -> str:
+        """Create an artist from a contributor missing from the artists file (once per run)."""
+        name = (
+            as_text(contributor.get("fc"))
+            or as_text(contributor.get("mda"))
+            or f"Tate artist {contributor['id']}"
+        )
+        birth_year = parse_year(contributor.get("birthYear"))
+        key_name = as_text(contributor.get("mda")) or name
+        artist_id = self.resolver.artist_id(contributor["id"], key_name, birth_year, None)
+        self.known_artists.add(str(contributor["id"]))
+        self.report.warn(
+            file,
+            line,
+            f"contributor {contributor['id']} ({name}) is not in the artists file: "
+            "created a minimal artist from the contribution",
+        )
+        stub = self.batch.stub_artists[artist_id] = artist_row(
+            artist_id=artist_id,
+            slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
+            name=name,
+            now=self.now,
+            sortable_name=contributor.get("mda"),
+            gender=contributor.get("gender"),
+            birth_year=birth_year,
+        )
+        self.resolver.describe(contributor["id"], stub, stub=True)
+        return artist_id
+
+    def _gene_ids(self, record: dict[str, Any]) -> list[str]:
+        """Return the ids of the record's movements and level 0/1 subjects, in first-seen order."""
+        ids: dict[str | None, None] = {}
+        for movement in record.get("movements") or []:
+            ids[self.genes.gene_id("movement", movement.get("name"))] = None
+        for level0 in (record.get("subjects") or {}).get("children") or []:
+            ids[self.genes.gene_id("subject", level0.get("name"))] = None
+            for level1 in level0.get("children") or []:
+                ids[self.genes.gene_id("subject", level1.get("name"))] = None
+        return [gene_id for gene_id in ids if gene_id]
+
+    @staticmethod
+    def _main_image(url: Any) -> tuple[str, list[str]] | None:
+        """Return the main image's URL template and versions from the thumbnail URL."""
+        if not isinstance(url, str) or not url:
+            return None
+        sized = _sized_image([url])
+        return sized if sized else (url, [])
+
+    def _extra_images(self, artwork_id: str, record: dict[str, Any]) -> list[Row]:
+        rows = []
+        for position, image in enumerate(record.get("additionalImages") or [], start=1):
+            sizes = [s for s in image.get("sizes") or [] if s.get("file")]
+            if not sizes:
+                continue
+            largest = max(sizes, key=lambda s: s.get("width") or 0)
+            files = [IMAGE_ROOT + s["file"] for s in sizes]
+            url, versions = _sized_image(files) or (IMAGE_ROOT + largest["file"], [])
+            key = image.get("filenameBase") or f"{record['id']}-{position}"
+            rows.append(
+                image_row(
+                    image_id=stable_id("tate", "image", key),
+                    artwork_id=artwork_id,
+                    position=position,
+                    image_url=url,
+                    image_versions=versions,
+                    now=self.now,
+                    caption=sizes[0].get("caption"),
+                    width=largest.get("width"),
+                    height=largest.get("height"),
+                )
+            )
+        return rows

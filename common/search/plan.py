@@ -1,0 +1,81 @@
+"""The ranking tiers and the interface the two engine modules implement.
+
+A query's matches fall into nested sets, best first: the artists the query names
+(``PERSON``, see ``people``; only when there are some, and left out of every other tier), the
+title IS the query (``EXACT``), the
+title contains the query's words as a phrase (``PHRASE``), or as a phrase whose last word is a
+prefix ("Dix" finds "Otto Dix" before "William Dixon": ``PREFIX``), the title contains all the
+words in any order (``TITLE``), the words are all somewhere in the document: title, description
+or other text such as an artwork's artists (``ANY``). Results come tier by tier; inside a tier by
+popularity, which the document ids encode (the most popular document has the smallest id), so
+an engine returns a tier's best matches in id order without ranking every match.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from sqlalchemy import Connection, Engine
+
+from common.search.models import TITLE_KEY_CHARS
+from common.search.text import ParsedQuery
+
+EXACT, PHRASE, PREFIX, TITLE, ANY, PERSON = range(6)
+TIERS = (EXACT, PHRASE, PREFIX, TITLE, ANY)
+
+
+def tiers_for(query: ParsedQuery) -> tuple[int, ...]:
+    """Return the tiers that differ for this query (no PREFIX without a prefix word, no TITLE
+    for one word: their sets equal the tier's before)."""
+    skip = {PREFIX} if not query.prefix else set()
+    if len(query.words) == 1:
+        skip.add(TITLE)
+    first = (PERSON,) if query.people else ()
+    return first + tuple(t for t in TIERS if t not in skip)
+
+
+def title_key(query: ParsedQuery) -> str:
+    """Return the indexed prefix of the folded query, looked up for exact title matches."""
+    return query.key[:TITLE_KEY_CHARS]
+
+
+class SearchEngine(Protocol):
+    """What the query interface needs from a full-text engine."""
+
+    def count(self, conn: Connection, query: ParsedQuery, tier: int) -> int:
+        """Return the size of a tier's set (which holds the sets of the tiers before it),
+        ``query.people`` left out."""
+        ...
+
+    def exists(self, conn: Connection, query: ParsedQuery) -> bool:
+        """Tell whether anything matches the query at all."""
+        ...
+
+    def fetch(
+        self,
+        conn: Connection,
+        query: ParsedQuery,
+        tier: int,
+        limit: int,
+        offset: int,
+        estimate: int,
+    ) -> list[int]:
+        """Return ids of the tier's own matches (not in the tier before, nor ``query.people``),
+        in id order.
+
+        ``estimate`` is the number of the tier's own matches, or an upper bound of it, for the
+        engine to choose how to read them.
+        """
+        ...
+
+    def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
+        """Return indexed words that look like ``word``, with their document counts."""
+        ...
+
+    def sync(self, conn: Connection) -> None:
+        """Bring the full-text index and the vocabulary up to date with the documents table."""
+        ...
+
+    def compact(self, engine: Engine) -> None:
+        """Reclaim the space of rewritten documents (after a large reindex, outside it)."""
+        ...

@@ -1,0 +1,160 @@
+"""The PostgreSQL engine: generated tsvector columns with GIN indexes, pg_trgm for spelling.
+
+GIN finds the matching rows but cannot return them in id order. A tier's page is therefore read
+one of two ways: when its matches are likely dense among the most popular documents, a bounded
+walk of the primary key (at most ``WALK_BUDGET`` rows in id order, then the page is complete or
+the walk gives up); otherwise, or when the walk gives up, a bitmap scan of the tier's candidates
+and a top-N sort, whose cost is bounded by the number of matches. A tier is counted on its own
+index, and only when a deep page needs it.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, Engine, TextClause, bindparam, text
+
+from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key
+from common.search.schema import TS_CONFIG
+from common.search.text import ParsedQuery
+
+# Rows a walk may read before it gives up; it is tried when it should need under half of them.
+WALK_BUDGET = 4000
+
+_Q = f"to_tsquery('{TS_CONFIG}'::regconfig, :%s)"
+_MATCH = {
+    EXACT: "title_key = :tkey AND title_terms = :key",
+    PHRASE: f"title_tsv @@ {_Q % 'phrase'}",
+    PREFIX: f"title_tsv @@ {_Q % 'prefixed'}",
+    TITLE: f"title_tsv @@ {_Q % 'conj'}",
+    ANY: f"tsv @@ {_Q % 'conj'}",
+}
+# Each tier's own rows: its set minus the set of the tier before. The short title key is tested
+# first so that long titles are not read (detoasted) for the exact-match test.
+_OWN = {
+    EXACT: _MATCH[EXACT],
+    PHRASE: f"{_MATCH[PHRASE]} AND NOT (title_key = :tkey AND title_terms = :key)",
+    PREFIX: f"{_MATCH[PREFIX]} AND NOT {_MATCH[PHRASE]}",
+    TITLE: f"{_MATCH[TITLE]} AND NOT {_MATCH[PREFIX]}",
+    ANY: f"{_MATCH[ANY]} AND NOT {_MATCH[TITLE]}",
+}
+_HEAD = (
+    "(SELECT id, kind, title_key, title_terms, title_tsv, tsv FROM search_documents "
+    "ORDER BY id LIMIT :scan) AS head"
+)
+# A sequential scan never beats the indexes here, but the planner picks one for LIMIT queries it
+# believes dense; parallel workers only add start-up time on these small reads.
+_PLAN = "SET LOCAL enable_seqscan = off; SET LOCAL max_parallel_workers_per_gather = 0"
+_SIZE = text("SELECT greatest(reltuples, 1) FROM pg_class WHERE oid = 'search_documents'::regclass")
+_SIMILAR = text(
+    "SELECT word, documents FROM search_words WHERE word % :w "
+    "ORDER BY similarity(word, :w) DESC, documents DESC, word LIMIT :n"
+)
+_SYNC = (
+    "DELETE FROM search_words",
+    # ts_stat counts the documents holding each word; words with digits are never suggested.
+    """INSERT INTO search_words (id, word, documents)
+       SELECT row_number() OVER (ORDER BY word COLLATE "C"), word, ndoc
+       FROM ts_stat('SELECT tsv FROM search_documents')
+       WHERE length(word) BETWEEN 2 AND 100 AND word !~ '[0-9]'""",
+    # New rows wait in the GIN indexes' pending lists, which every query reads: merge them now.
+    """SELECT gin_clean_pending_list(i::regclass) FROM unnest(ARRAY[
+       'ix_search_documents_tsv', 'ix_search_documents_title_tsv', 'ix_search_words_word_trgm'
+       ]) AS i""",
+    "ANALYZE search_documents",
+    "ANALYZE search_words",
+    "ANALYZE search_names",
+)
+
+
+def _lexeme(word: str, prefix: bool = False) -> str:
+    # Folded words hold letters and digits only, so quoting is enough to make them literal.
+    return f"'{word}'" + (":*" if prefix else "")
+
+
+def _params(query: ParsedQuery) -> dict[str, object]:
+    last = len(query.words) - 1
+    lexemes = [_lexeme(w, query.prefix and i == last) for i, w in enumerate(query.words)]
+    params: dict[str, object] = {
+        "tkey": title_key(query),
+        "key": query.key,
+        "phrase": " <-> ".join(_lexeme(w) for w in query.words),
+        "prefixed": " <-> ".join(lexemes),
+        "conj": " & ".join(lexemes),
+    }
+    if query.kinds:
+        params["kinds"] = list(query.kinds)
+    return params
+
+
+def _select(what: str, source: str, where: str, query: ParsedQuery, tail: str = "") -> TextClause:
+    """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail, leaving
+    out the artists the query names (``query.people``)."""
+    kinds = " AND kind IN :kinds" if query.kinds else ""
+    people = " AND id NOT IN :people" if query.people else ""
+    stmt = text(f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}")  # noqa: S608  # nosec B608 # constant fragments, bound values
+    if query.kinds:
+        stmt = stmt.bindparams(bindparam("kinds", expanding=True))
+    if query.people:
+        stmt = stmt.bindparams(bindparam("people", list(query.people), expanding=True))
+    return stmt
+
+
+class PostgresEngine:
+    """Search through tsvector columns and GIN indexes."""
+
+    def count(self, conn: Connection, query: ParsedQuery, tier: int) -> int:
+        """Return the size of a tier's set, counted on its own index (B-tree or GIN)."""
+        conn.exec_driver_sql(_PLAN)
+        stmt = _select("count(*)", "search_documents", _MATCH[tier], query)
+        return int(conn.execute(stmt, _params(query)).scalar_one())
+
+    def exists(self, conn: Connection, query: ParsedQuery) -> bool:
+        """Tell whether anything matches, stopping at the first match."""
+        conn.exec_driver_sql(_PLAN)
+        stmt = _select("1", "search_documents", _MATCH[ANY], query, "LIMIT 1")
+        return conn.execute(stmt, _params(query)).first() is not None
+
+    def fetch(
+        self,
+        conn: Connection,
+        query: ParsedQuery,
+        tier: int,
+        limit: int,
+        offset: int,
+        estimate: int,
+    ) -> list[int]:
+        """Return ids of the tier's own matches in id order: a bounded walk, else a bitmap."""
+        conn.exec_driver_sql(_PLAN)
+        params = {**_params(query), "n": limit, "o": offset, "scan": WALK_BUDGET}
+        page = "ORDER BY id LIMIT :n OFFSET :o"
+        if tier != EXACT and estimate > WALK_BUDGET / 2:
+            documents = float(conn.execute(_SIZE).scalar_one())
+            # Rows a walk should read if the tier's matches were spread evenly over the ids.
+            expected = (offset + limit) * documents / estimate
+            if expected < WALK_BUDGET / 2:
+                conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
+                walked = conn.execute(_select("id", _HEAD, _OWN[tier], query, page), params)
+                found = list(walked.scalars())
+                conn.exec_driver_sql("SET LOCAL enable_bitmapscan = on")
+                if len(found) == limit or documents <= WALK_BUDGET:
+                    return found
+        if tier != EXACT:  # a bitmap scan and a top-N sort, not a walk of the whole table
+            conn.exec_driver_sql("SET LOCAL enable_indexscan = off")
+        stmt = _select("id", "search_documents", _OWN[tier], query, page)
+        found = list(conn.execute(stmt, params).scalars())
+        conn.exec_driver_sql("SET LOCAL enable_indexscan = on")
+        return found
+
+    def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
+        """Return the words most similar to ``word`` by trigrams (pg_trgm)."""
+        rows = conn.execute(_SIMILAR, {"w": word, "n": limit})
+        return [(str(w), int(d)) for w, d in rows]
+
+    def sync(self, conn: Connection) -> None:
+        """Refresh the vocabulary and the planner's statistics (the GIN indexes keep up alone)."""
+        for statement in _SYNC:
+            conn.execute(text(statement))
+
+    def compact(self, engine: Engine) -> None:
+        """VACUUM the documents: dead rows otherwise stay in every GIN match until autovacuum."""
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM (ANALYZE) search_documents")

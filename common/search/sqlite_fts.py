@@ -1,0 +1,156 @@
+"""The SQLite engine: FTS5 over the documents' folded text, an FTS5 trigram index for spelling.
+
+FTS5 returns matches in rowid (document id) order at no cost and evaluates AND, NOT, phrases and
+prefixes on its posting lists, so each tier is one MATCH with ``ORDER BY rowid LIMIT/OFFSET``.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, Engine, TextClause, bindparam, text
+
+from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key
+from common.search.text import ParsedQuery
+
+_EXACT_WHERE = "title_key = :tkey AND title_terms = :key"
+# "{people}" is where the artists the query names are left out (``_stmt``).
+_COUNT = "SELECT count(*) FROM search_fts WHERE search_fts MATCH :m{people}"
+_FETCH = (
+    "SELECT rowid FROM search_fts WHERE search_fts MATCH :m{people} "
+    "ORDER BY rowid LIMIT :n OFFSET :o"
+)
+_FETCH_NOT_EXACT = (
+    "SELECT rowid FROM search_fts WHERE search_fts MATCH :m AND rowid NOT IN (SELECT id FROM "
+    "search_documents WHERE title_key = :tkey AND title_terms = :key){people} "
+    "ORDER BY rowid LIMIT :n OFFSET :o"
+)
+_SIMILAR = text(
+    "SELECT w.word, w.documents FROM search_words_trigram t "
+    "JOIN search_words w ON w.id = t.rowid "
+    "WHERE search_words_trigram MATCH :m ORDER BY t.rank LIMIT :n"
+)
+_SYNC = (
+    "INSERT INTO search_fts(search_fts) VALUES ('rebuild')",
+    "DELETE FROM search_words",
+    # A word's document count: the larger of its title and body counts (fts5vocab counts per
+    # column); words with digits are never suggested.
+    """INSERT INTO search_words (id, word, documents)
+       SELECT row_number() OVER (ORDER BY term), term, max(doc) FROM search_fts_vocab
+       WHERE col IN ('title_terms', 'body_terms') AND length(term) BETWEEN 2 AND 100
+         AND term NOT GLOB '*[0-9]*'
+       GROUP BY term""",
+    "INSERT INTO search_words_trigram (search_words_trigram) VALUES ('delete-all')",
+    """INSERT INTO search_words_trigram (rowid, word)
+       SELECT id, ' ' || word || ' ' FROM search_words""",
+)
+
+
+def _term(word: str, prefix: bool = False) -> str:
+    # Folded words hold letters and digits only, so quoting is enough to make them literal.
+    return f'"{word}"' + ("*" if prefix else "")
+
+
+def _terms(query: ParsedQuery) -> list[str]:
+    last = len(query.words) - 1
+    return [_term(w, query.prefix and i == last) for i, w in enumerate(query.words)]
+
+
+def _with_kinds(expr: str, query: ParsedQuery) -> str:
+    if not query.kinds:
+        return expr
+    kinds = " OR ".join(_term(k) for k in query.kinds)
+    return f"(kind : ({kinds})) AND ({expr})"
+
+
+def expressions(query: ParsedQuery) -> dict[int, str]:
+    """Return the FTS5 MATCH expression of each tier's set (without the kind filter)."""
+    phrase = f'"{" ".join(query.words)}"'
+    conj = " AND ".join(_terms(query))
+    return {
+        PHRASE: f"title_terms : {phrase}",
+        PREFIX: f"title_terms : {phrase}" + ("*" if query.prefix else ""),
+        TITLE: f"title_terms : ({conj})",
+        ANY: f"{{title_terms body_terms}} : ({conj})",
+    }
+
+
+def _stmt(template: str, query: ParsedQuery, column: str = "rowid") -> TextClause:
+    """Return a statement from a constant template, leaving out ``query.people``."""
+    people = f" AND {column} NOT IN :people" if query.people else ""
+    stmt = text(template.format(people=people))
+    if query.people:
+        stmt = stmt.bindparams(bindparam("people", list(query.people), expanding=True))
+    if query.kinds and ":kinds" in template:
+        stmt = stmt.bindparams(bindparam("kinds", expanding=True))
+    return stmt
+
+
+def _exact_params(query: ParsedQuery) -> tuple[str, dict[str, object]]:
+    params: dict[str, object] = {"tkey": title_key(query), "key": query.key}
+    if not query.kinds:
+        return _EXACT_WHERE, params
+    params["kinds"] = list(query.kinds)
+    return f"{_EXACT_WHERE} AND kind IN :kinds", params
+
+
+class SqliteEngine:
+    """Search through FTS5."""
+
+    def count(self, conn: Connection, query: ParsedQuery, tier: int) -> int:
+        """Return the size of a tier's set: a B-tree count, or an FTS5 count of postings."""
+        if tier == EXACT:
+            where, params = _exact_params(query)
+            template = f"SELECT count(*) FROM search_documents WHERE {where}{{people}}"  # noqa: S608  # nosec B608 # constant fragments, bound values
+            return int(conn.execute(_stmt(template, query, "id"), params).scalar_one())
+        match = _with_kinds(expressions(query)[tier], query)
+        return int(conn.execute(_stmt(_COUNT, query), {"m": match}).scalar_one())
+
+    def exists(self, conn: Connection, query: ParsedQuery) -> bool:
+        """Tell whether anything matches, reading one posting."""
+        match = _with_kinds(expressions(query)[ANY], query)
+        found = conn.execute(_stmt(_FETCH, query), {"m": match, "n": 1, "o": 0})
+        return found.first() is not None
+
+    def fetch(
+        self,
+        conn: Connection,
+        query: ParsedQuery,
+        tier: int,
+        limit: int,
+        offset: int,
+        estimate: int,
+    ) -> list[int]:
+        """Return ids of the tier's own matches in id order (FTS5 needs no plan choice)."""
+        if tier == EXACT:
+            where, params = _exact_params(query)
+            template = (
+                f"SELECT id FROM search_documents WHERE {where}{{people}} "  # noqa: S608  # nosec B608 # constant fragments, bound values
+                "ORDER BY id LIMIT :n OFFSET :o"
+            )
+            stmt = _stmt(template, query, "id")
+            return list(conn.execute(stmt, {**params, "n": limit, "o": offset}).scalars())
+        exprs = expressions(query)
+        if tier == PHRASE:
+            params = {"m": _with_kinds(exprs[PHRASE], query), "n": limit, "o": offset}
+            params.update(tkey=title_key(query), key=query.key)
+            return list(conn.execute(_stmt(_FETCH_NOT_EXACT, query), params).scalars())
+        match = f"({_with_kinds(exprs[tier], query)}) NOT ({exprs[tier - 1]})"
+        found = conn.execute(_stmt(_FETCH, query), {"m": match, "n": limit, "o": offset})
+        return list(found.scalars())
+
+    def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
+        """Return the words sharing the most trigrams with ``word`` (padded like pg_trgm)."""
+        padded = f" {word} "
+        grams = {padded[i : i + 3] for i in range(len(padded) - 2)}
+        if not grams:
+            return []
+        match = " OR ".join(f'"{g}"' for g in sorted(grams))
+        rows = conn.execute(_SIMILAR, {"m": match, "n": limit})
+        return [(str(w), int(d)) for w, d in rows]
+
+    def sync(self, conn: Connection) -> None:
+        """Rebuild the FTS5 index from the documents, then the vocabulary and its trigrams."""
+        for statement in _SYNC:
+            conn.execute(text(statement))
+
+    def compact(self, engine: Engine) -> None:
+        """Do nothing: the rebuild in ``sync`` leaves the FTS5 index compact."""
