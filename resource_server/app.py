@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import falcon
 import orjson
@@ -44,6 +44,7 @@ from resource_server.resources import (
     shows,
     users,
 )
+from resource_server.resources.base import Resource
 from resource_server.resources.root import Healthz, Readyz, Root, Status
 from resource_server.routes import APPLICATIONS, CollectionRoute, PlainRoute
 from resource_server.search import resource as search
@@ -100,29 +101,43 @@ class ObservedApp(falcon.App):
         return self._observed(env, start_response)
 
 
-# Every route the root links to (and the OpenAPI document describes), in the root's order.
-ROOT_ROUTES: list[CollectionRoute | PlainRoute] = [
-    artists.ROUTE,
-    artworks.ROUTE,
-    editions.ROUTE,
-    genes.ROUTE,
-    shows.ROUTE,
-    partners.ROUTE,
-    sales.ROUTE,
-    sale_artworks.ROUTE,
-    fairs.ROUTE,
-    profiles.ROUTE,
-    images.ROUTE,
-    PlainRoute("status", "/status"),
-    users.ROUTE,
-    users.CURRENT_USER,
-    users.USER_DETAIL,
-    collections.ROUTE,
-    collection_items.ROUTE,
-    bidders.ROUTE,
-    search.ROUTE,
-    APPLICATIONS,
+class Mount(NamedTuple):
+    """A route and the resources serving it: its collection (or only path) and its items."""
+
+    route: CollectionRoute | PlainRoute
+    collection: type[Resource] | None = None
+    item: type[Resource] | None = None
+
+
+# Every route the root links to (and the OpenAPI document describes), in the root's order,
+# with the resources this server answers it with (none for a route of the auth server).
+ROUTE_TABLE: list[Mount] = [
+    Mount(artists.ROUTE, artists.Artists, artists.ArtistItem),
+    Mount(artworks.ROUTE, artworks.Artworks, artworks.ArtworkItem),
+    Mount(editions.ROUTE, editions.Editions, editions.EditionItem),
+    Mount(genes.ROUTE, genes.Genes, genes.GeneItem),
+    Mount(shows.ROUTE, shows.Shows, shows.ShowItem),
+    Mount(partners.ROUTE, partners.Partners, partners.PartnerItem),
+    Mount(sales.ROUTE, sales.Sales, sales.SaleItem),
+    Mount(sale_artworks.ROUTE, sale_artworks.SaleArtworks, sale_artworks.SaleArtworkItem),
+    Mount(fairs.ROUTE, fairs.Fairs, fairs.FairItem),
+    Mount(profiles.ROUTE, profiles.Profiles, profiles.ProfileItem),
+    Mount(images.ROUTE, images.Images, images.ImageItem),
+    Mount(PlainRoute("status", "/status"), Status),
+    Mount(users.ROUTE, users.Users, users.UserItem),
+    Mount(users.CURRENT_USER, users.CurrentUser),
+    Mount(users.USER_DETAIL, item=users.UserDetailItem),
+    Mount(collections.ROUTE, collections.Collections, collections.CollectionResource),
+    Mount(
+        collection_items.ROUTE,
+        collection_items.CollectionItems,
+        collection_items.CollectionItemResource,
+    ),
+    Mount(bidders.ROUTE, bidders.Bidders, bidders.BidderItem),
+    Mount(search.ROUTE, search.Search),
+    Mount(APPLICATIONS),
 ]
+ROOT_ROUTES: list[CollectionRoute | PlainRoute] = [mount.route for mount in ROUTE_TABLE]
 
 
 def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falcon.App:
@@ -159,41 +174,12 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
     args = (stores, settings)
     app.add_route("/api", Root(*args, routes=ROOT_ROUTES))
     app.add_route("/api/openapi.json", OpenAPI(*args, routes=ROOT_ROUTES))
-    app.add_route("/api/status", Status(*args))
     app.add_route("/healthz", Healthz(*args))
     app.add_route("/readyz", Readyz(*args))
-    app.add_route("/api/artists", artists.Artists(*args))
-    app.add_route("/api/artists/{id}", artists.ArtistItem(*args))
-    app.add_route("/api/artworks", artworks.Artworks(*args))
-    app.add_route("/api/artworks/{id}", artworks.ArtworkItem(*args))
-    app.add_route("/api/editions", editions.Editions(*args))
-    app.add_route("/api/editions/{id}", editions.EditionItem(*args))
-    app.add_route("/api/genes", genes.Genes(*args))
-    app.add_route("/api/genes/{id}", genes.GeneItem(*args))
-    app.add_route("/api/shows", shows.Shows(*args))
-    app.add_route("/api/shows/{id}", shows.ShowItem(*args))
-    app.add_route("/api/partners", partners.Partners(*args))
-    app.add_route("/api/partners/{id}", partners.PartnerItem(*args))
-    app.add_route("/api/sales", sales.Sales(*args))
-    app.add_route("/api/sales/{id}", sales.SaleItem(*args))
-    app.add_route("/api/sale_artworks", sale_artworks.SaleArtworks(*args))
-    app.add_route("/api/sale_artworks/{id}", sale_artworks.SaleArtworkItem(*args))
-    app.add_route("/api/fairs", fairs.Fairs(*args))
-    app.add_route("/api/fairs/{id}", fairs.FairItem(*args))
-    app.add_route("/api/profiles", profiles.Profiles(*args))
-    app.add_route("/api/profiles/{id}", profiles.ProfileItem(*args))
-    app.add_route("/api/images", images.Images(*args))
-    app.add_route("/api/images/{id}", images.ImageItem(*args))
-    app.add_route("/api/users", users.Users(*args))
-    app.add_route("/api/users/{id}", users.UserItem(*args))
-    app.add_route("/api/current_user", users.CurrentUser(*args))
-    app.add_route("/api/user_details/{id}", users.UserDetailItem(*args))
-    app.add_route("/api/collections", collections.Collections(*args))
-    app.add_route("/api/collections/{id}", collections.CollectionResource(*args))
-    app.add_route("/api/collection_items", collection_items.CollectionItems(*args))
-    app.add_route("/api/collection_items/{id}", collection_items.CollectionItemResource(*args))
-    app.add_route("/api/bidders", bidders.Bidders(*args))
-    app.add_route("/api/bidders/{id}", bidders.BidderItem(*args))
-    app.add_route("/api/search", search.Search(*args))
+    for route, collection, item in ROUTE_TABLE:
+        if collection is not None:
+            app.add_route(f"/api{route.path}", collection(*args))
+        if item is not None:
+            app.add_route(f"/api{route.path}/{{id}}", item(*args))
     add_pages(app, stores, settings, ROOT_ROUTES)
     return app

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-import falcon
-import orjson
 from sqlalchemy.orm import Session
 
-from common.models import Artwork
 from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.doccache import DocumentCache
-from resource_server.errors import NotFound
 from resource_server.pagination import PageParams, PageResult
-from resource_server.params import Param, parse_filters
+from resource_server.params import Param
 from resource_server.queries import artworks as q
 from resource_server.queries import collections as collected
 from resource_server.representations.artworks import artwork
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.catalog_pages import render_page, render_set, require
+from resource_server.resources.catalog_pages import (
+    Call,
+    CatalogItem,
+    CatalogList,
+    Responder,
+    require,
+)
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -43,82 +45,63 @@ ROUTE = CollectionRoute(
 )
 
 
-class Artworks(Resource):
-    """The paginated list of artworks, each with its editions embedded."""
+class ArtworkDocument(Responder):
+    """An artwork's document, with its editions embedded (read once for a whole page)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List artworks matching the filters (or the set similar to one artwork)."""
-        filters = parse_filters(req.params, ROUTE.filters)
-        page = self.page_params(req)
-        urls = self.urls(req)
-        web = self.settings.web_url
-        with self.stores.reads() as session:
-            if "similar_to_artwork_id" in filters:
-                rows = q.similar(session, filters)
-                editions = q.editions_for(session, [a.id for a in rows])
-                items = [artwork(a, editions.get(a.id, []), urls, web) for a in rows]
-                render_set(
-                    resp, urls, path="/artworks", plural="artworks", filters=filters, items=items
-                )
-                return
-            if page.sample:
-                one = self.sample_of(session, filters, req)
-                if one is None:
-                    raise NotFound("Artwork")
-                redirect(resp, urls.api(f"/artworks/{one.id}"))
-                return
-            result = self.page_of(session, filters, page, req)
-            editions = q.editions_for(session, [a.id for a in result.rows])
-        items = [artwork(a, editions.get(a.id, []), urls, web) for a in result.rows]
-        render_page(
-            req,
-            resp,
-            urls,
-            path="/artworks",
-            plural="artworks",
-            filters=filters,
-            page=page,
-            result=result,
-            items=items,
-        )
+    route, model = ROUTE, "Artwork"
 
-    def page_of(
-        self, session: Session, filters: dict[str, Any], page: PageParams, req: falcon.Request
-    ) -> PageResult:
-        """Return the page of artworks the filters select, in id order.
+    def related(self, session: Session, rows: Sequence[Any], call: Call) -> Mapping[Any, Any]:
+        """Return the artworks' editions by artwork id."""
+        return q.editions_for(session, [a.id for a in rows])
 
-        The hook for scopes with an order of their own: a collection's artworks
-        (``collection_id`` with ``user_id``, position order, its own cursor) page here through
-        the collection queries, once ROUTE declares those two filters; the editions are
-        embedded and the HAL page rendered as for any other filter.
-        """
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one artwork."""
+        return artwork(row, call.related.get(row.id, []), call.urls, self.settings.web_url)
+
+
+class Artworks(ArtworkDocument, CatalogList):
+    """The paginated list of artworks (or the set similar to one artwork).
+
+    A collection's artworks (``collection_id`` with ``user_id``) page through the collection
+    queries, in the collection's order with a cursor of their own; the editions are embedded
+    and the HAL page rendered as for any other filter.
+    """
+
+    def similar(self, session: Session, call: Call) -> list[Any] | None:
+        """Return the artworks similar to ``similar_to_artwork_id``."""
+        if "similar_to_artwork_id" not in call.filters:
+            return None
+        return q.similar(session, call.filters)
+
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return the page of artworks the filters select (in id order, but a collection's)."""
+        filters = call.filters
         if "collection_id" in filters:
             return collected.collection_artworks(
                 session,
                 filters["collection_id"],
                 require(filters, "user_id"),
-                req.context.token.user_id,
+                call.req.context.token.user_id,
                 page,
                 base=q.filtered(filters),
             )
         return q.list_artworks(session, filters, page)
 
-    def sample_of(
-        self, session: Session, filters: dict[str, Any], req: falcon.Request
-    ) -> Artwork | None:
-        """Return a random artwork of the filtered set (the collection hook applies here too)."""
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random artwork of the filtered set (of the collection's, with one)."""
+        filters = call.filters
         if "collection_id" in filters:
             return collected.sample_collection_artwork(
                 session,
                 filters["collection_id"],
                 require(filters, "user_id"),
-                req.context.token.user_id,
+                call.req.context.token.user_id,
                 base=q.filtered(filters),
             )
         return q.sample_artwork(session, filters)
 
 
-class ArtworkItem(Resource):
+class ArtworkItem(ArtworkDocument, CatalogItem):
     """One artwork, by id (or by slug, redirecting to the id URL).
 
     The most requested document of the API: rendered documents are kept in memory for the
@@ -129,24 +112,6 @@ class ArtworkItem(Resource):
         super().__init__(stores, settings)
         self.cache = DocumentCache(settings.document_cache_size)
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show an artwork with its editions."""
-        urls = self.urls(req)
-        version = getattr(req.context, "catalog_version", None)
-        cached = self.cache.get(version, (urls.base, id))
-        if cached is not None:
-            resp.data = cached
-            return
-        with self.stores.reads() as session:
-            found, by_slug = q.find_artwork(session, id)
-            if found is None:
-                raise NotFound("Artwork")
-            if by_slug:
-                redirect(resp, urls.api(f"/artworks/{found.id}"))
-                return
-            editions = q.editions_for(session, [found.id])
-            data = orjson.dumps(
-                artwork(found, editions.get(found.id, []), urls, self.settings.web_url)
-            )
-        self.cache.put(version, (urls.base, id), data)
-        resp.data = data
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id or slug."""
+        return q.find_artwork(session, key)

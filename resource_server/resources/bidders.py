@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import falcon
+from typing import Any
+
+from sqlalchemy.orm import Session
 
 from common.ids import is_id
-from resource_server.errors import NotFound
-from resource_server.params import Param, parse_filters
+from resource_server.pagination import PageParams, PageResult
+from resource_server.params import Param
 from resource_server.queries import bidders as q
 from resource_server.representations.bidders import bidder
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.listing import caller_of, render_page
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -23,41 +24,35 @@ ROUTE = CollectionRoute(
 )
 
 
-class Bidders(Resource):
+class BidderDocument(Responder):
+    """A registration to bid, as the caller may see it."""
+
+    route, model = ROUTE, "Bidder"
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one bidder."""
+        return bidder(row, call.urls, call.user)
+
+
+class Bidders(BidderDocument, CatalogList):
     """Registrations to bid, optionally in one sale."""
 
     auth = ROUTE.auth
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List the bidders the caller may read."""
-        caller = caller_of(req)
-        filters = parse_filters(req.params, ROUTE.filters)
-        page = self.page_params(req)
-        urls = self.urls(req)
-        with self.stores.reads() as session:
-            if page.sample:
-                one = q.sample_bidder(session, filters, caller)
-                if one is None:
-                    raise NotFound("Bidder")
-                redirect(resp, urls.api(f"/bidders/{one.id}"))
-                return
-            result = q.list_bidders(session, filters, caller, page)
-        items = [bidder(b, urls, caller) for b in result.rows]
-        resp.media = render_page(req, urls, "bidders", "/bidders", filters, page, result, items)
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return one page of the bidders the caller may read."""
+        return q.list_bidders(session, call.filters, call.user, page)
+
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random element."""
+        return q.sample_bidder(session, call.filters, call.user)
 
 
-class BidderItem(Resource):
-    """One registration: the caller's own, or any for an Admin."""
+class BidderItem(BidderDocument, CatalogItem):
+    """One registration: the caller's own, or any for an Admin (404 for another user's)."""
 
     auth = ROUTE.item_auth
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show a bidder (404 for another user's, unless the caller is an Admin)."""
-        caller = caller_of(req)
-        found = None
-        if is_id(id):
-            with self.stores.reads() as session:
-                found = q.find_bidder(session, id, caller)
-        if found is None:
-            raise NotFound("Bidder")
-        resp.media = bidder(found, self.urls(req), caller)
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id."""
+        return (q.find_bidder(session, key, call.user) if is_id(key) else None), False

@@ -1,22 +1,31 @@
-"""What the catalog's list and item responders share: HAL pages, sets and required filters."""
+"""The list and item responders every collection route shares: paged HAL lists with a ``sample``
+redirect and an optional set of similar rows, items by id or slug, the caller for user routes.
+
+Subclasses say how to query and render; hooks let a route add its own scope (required ids,
+an Admin check), rows embedded for a whole page, or a document cache.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import falcon
+import orjson
 from sqlalchemy.orm import Session
 
 from common.hal import Page, Urls, link
 from common.ids import utcnow
+from resource_server.doccache import DocumentCache
 from resource_server.errors import NotFound, ParamError
 from resource_server.pagination import PageParams, PageResult
 from resource_server.params import parse_filters, single
 from resource_server.resources.base import Resource, redirect
-from resource_server.routes import CollectionRoute
+from resource_server.resources.listing import caller_of
+from resource_server.routes import CollectionRoute, PlainRoute
 
 
 def require(filters: Mapping[str, Any], name: str) -> Any:
@@ -29,7 +38,6 @@ def require(filters: Mapping[str, Any], name: str) -> Any:
 
 def render_page(
     req: falcon.Request,
-    resp: falcon.Response,
     urls: Urls,
     *,
     path: str,
@@ -38,8 +46,8 @@ def render_page(
     page: PageParams,
     result: PageResult,
     items: list[dict[str, Any]],
-) -> None:
-    """Answer one page: ``self`` echoes the request, ``next`` keeps the filters plus a cursor."""
+) -> dict[str, Any]:
+    """Return one HAL page: ``self`` echoes the request, ``next`` keeps the filters and a cursor."""
     query: dict[str, Any] = {**filters, **page.echo()}
     if page.cursor is not None:
         query["cursor"] = single(req.params, "cursor")
@@ -48,90 +56,168 @@ def render_page(
     next_href = None
     if result.next_cursor:
         next_href = urls.api(path, {**filters, **page.echo(), "cursor": result.next_cursor})
-    resp.media = Page(plural, items, urls.api(path, query), next_href, result.total_count).render()
+    return Page(plural, items, urls.api(path, query), next_href, result.total_count).render()
 
 
 def render_set(
-    resp: falcon.Response,
-    urls: Urls,
-    *,
-    path: str,
-    plural: str,
-    filters: Mapping[str, Any],
-    items: list[dict[str, Any]],
-) -> None:
-    """Answer a non-paginated set (similar artists or artworks): ``_links.self`` and items."""
-    resp.media = {"_links": {"self": link(urls.api(path, filters))}, "_embedded": {plural: items}}
+    urls: Urls, *, path: str, plural: str, filters: Mapping[str, Any], items: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Return a non-paginated set (similar artists or artworks): ``_links.self`` and items."""
+    return {"_links": {"self": link(urls.api(path, filters))}, "_embedded": {plural: items}}
 
 
-class CatalogList(Resource, ABC):
+@dataclass
+class Call:
+    """What one request's hooks read: filters, scope, caller, clock and what the route added.
+
+    ``scope`` holds required ids that the route echoes on a sample redirect; ``admin`` is set by
+    routes whose visibility depends on it; ``related`` holds rows embedded in the rendering.
+    """
+
+    req: falcon.Request
+    urls: Urls
+    now: datetime
+    caller: str | None = None
+    filters: dict[str, Any] = field(default_factory=dict)
+    scope: dict[str, Any] = field(default_factory=dict)
+    admin: bool = False
+    related: Mapping[Any, Any] = field(default_factory=dict)
+
+    @property
+    def user(self) -> str:
+        """Return the caller of a user route."""
+        assert self.caller is not None
+        return self.caller
+
+
+class Responder(Resource):
+    """What the list and item bases share: the call, the caller and embedded rows."""
+
+    route: CollectionRoute | PlainRoute
+    model: str  # the type's name in "<Model> Not Found"
+
+    def call(self, req: falcon.Request) -> Call:
+        """Return the request's call; a user route answers 401 first without a user's token."""
+        caller = caller_of(req) if self.auth == "user" else None
+        return Call(req, self.urls(req), utcnow(), caller)
+
+    def enter(self, session: Session, call: Call) -> None:
+        """Read what the whole request depends on (e.g. whether the caller is an Admin)."""
+
+    def related(self, session: Session, rows: Sequence[Any], call: Call) -> Mapping[Any, Any]:
+        """Return rows embedded in the rendering of ``rows`` (queried once for all of them)."""
+        return {}
+
+    @abstractmethod
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one row."""
+
+
+class CatalogList(Responder, ABC):
     """A paginated list of one catalog type; subclasses say how to query and render it."""
 
     route: CollectionRoute
-    model: str  # the type's name in "<Model> Not Found"
+
+    def read(self, req: falcon.Request, call: Call) -> None:
+        """Read the filters (and any scope) into ``call``; a missing required filter is a 400."""
+        call.filters = parse_filters(req.params, self.route.filters)
+        for param in self.route.filters:
+            if param.required:
+                require(call.filters, param.name)
 
     @abstractmethod
-    def query(
-        self, session: Session, filters: dict[str, Any], page: PageParams, now: datetime
-    ) -> PageResult:
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
         """Return one page of rows."""
 
     @abstractmethod
-    def sample(self, session: Session, filters: dict[str, Any], now: datetime) -> Any:
+    def sample(self, session: Session, call: Call) -> Any:
         """Return one random row of the filtered set, or None."""
 
-    @abstractmethod
-    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
-        """Render one row."""
+    def similar(self, session: Session, call: Call) -> list[Any] | None:
+        """Return the set of similar rows a ``similar_to_`` filter asks for, else None."""
+        return None
+
+    def sample_query(self, row: Any, call: Call) -> dict[str, Any] | None:
+        """Return the query a sample's URL carries (the ids its item route requires)."""
+        return call.scope or None
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List the rows matching the filters (or redirect to a sample)."""
-        filters = parse_filters(req.params, self.route.filters)
+        """List the rows matching the filters (or redirect to a sample, or the similar set)."""
+        call = self.call(req)
+        self.read(req, call)
         page = self.page_params(req)
-        urls, now = self.urls(req), utcnow()
+        path, plural = self.route.path, self.route.rel
         with self.stores.reads() as session:
-            if page.sample:
-                one = self.sample(session, filters, now)
+            self.enter(session, call)
+            rows = self.similar(session, call)
+            if rows is None and page.sample:
+                one = self.sample(session, call)
                 if one is None:
                     raise NotFound(self.model)
-                redirect(resp, urls.api(f"{self.route.path}/{one.id}"))
+                redirect(resp, call.urls.api(f"{path}/{one.id}", self.sample_query(one, call)))
                 return
-            result = self.query(session, filters, page, now)
-        render_page(
+            result = None
+            if rows is None:
+                result = self.query(session, call, page)
+                rows = result.rows
+            call.related = self.related(session, rows, call)
+        items = [self.render(row, call) for row in rows]
+        if result is None:
+            resp.media = render_set(
+                call.urls, path=path, plural=plural, filters=call.filters, items=items
+            )
+            return
+        resp.media = render_page(
             req,
-            resp,
-            urls,
-            path=self.route.path,
-            plural=self.route.rel,
-            filters=filters,
+            call.urls,
+            path=path,
+            plural=plural,
+            filters=call.filters,
             page=page,
             result=result,
-            items=[self.render(row, urls, now) for row in result.rows],
+            items=items,
         )
 
 
-class CatalogItem(Resource, ABC):
-    """One row of a catalog type by id, or by slug/handle redirecting to the id URL."""
+class CatalogItem(Responder, ABC):
+    """One row of a catalog type by id, or by slug/handle redirecting to the id URL.
 
-    route: CollectionRoute
-    model: str
+    A subclass with a ``cache`` keeps its rendered documents for the catalog version the
+    request gate read (see ``resource_server.doccache``).
+    """
+
+    cache: DocumentCache | None = None
+
+    def read(self, req: falcon.Request, call: Call) -> None:
+        """Read the ids the item route requires or accepts into ``call.scope``."""
 
     @abstractmethod
-    def find(self, session: Session, key: str) -> tuple[Any, bool]:
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Return the row (or None) and whether ``key`` was a slug or handle."""
-
-    @abstractmethod
-    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
-        """Render the row."""
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show the row."""
+        call = self.call(req)
+        version = getattr(req.context, "catalog_version", None)
+        if self.cache is not None:
+            cached = self.cache.get(version, (call.urls.base, id))
+            if cached is not None:
+                resp.data = cached
+                return
+        self.read(req, call)
         with self.stores.reads() as session:
-            found, by_name = self.find(session, id)
-        if found is None:
-            raise NotFound(self.model)
-        urls = self.urls(req)
-        if by_name:
-            redirect(resp, urls.api(f"{self.route.path}/{found.id}"))
+            self.enter(session, call)
+            found, by_name = self.find(session, id, call)
+            if found is None:
+                raise NotFound(self.model)
+            if by_name:
+                redirect(resp, call.urls.api(f"{self.route.path}/{found.id}"))
+                return
+            call.related = self.related(session, [found], call)
+        document = self.render(found, call)
+        if self.cache is None:
+            resp.media = document
             return
-        resp.media = self.render(found, urls, utcnow())
+        data = orjson.dumps(document)
+        self.cache.put(version, (call.urls.base, id), data)
+        resp.data = data

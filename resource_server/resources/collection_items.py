@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import falcon
+from sqlalchemy.orm import Session
 
 from common.ids import is_id
 from resource_server.errors import NotFound
@@ -13,11 +16,12 @@ from resource_server.fields import (
     request_fields,
     required_ids,
 )
+from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param, parse_filters
 from resource_server.queries import collection_items as q
 from resource_server.representations.collections import collection_item
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.listing import caller_of, render_page
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.listing import caller_of
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -37,32 +41,41 @@ ROUTE = CollectionRoute(
 SCOPE = ("collection_id", "user_id")
 
 
-class CollectionItems(Resource):
-    """The items of one collection, in position order."""
+class CollectionItemDocument(Responder):
+    """An item of a collection, within the collection and user its request names."""
+
+    route, model = ROUTE, "Collection Item"
+
+    def read(self, req: falcon.Request, call: Call) -> None:
+        """Read the required ``collection_id`` and ``user_id``."""
+        call.scope = required_ids(query_fields(req), *SCOPE)
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one item."""
+        return collection_item(row, call.scope["user_id"], call.urls)
+
+
+class CollectionItems(CollectionItemDocument, CatalogList):
+    """The items of one collection, in position order (``collection_id``, ``user_id`` required)."""
 
     auth = ROUTE.auth
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List a collection's items (``collection_id`` and ``user_id`` required)."""
-        caller = caller_of(req)
-        scope = required_ids(query_fields(req), *SCOPE)
-        filters = parse_filters(req.params, ROUTE.filters)
-        collection_id, user_id = scope["collection_id"], scope["user_id"]
-        artwork_id = filters.get("artwork_id")
-        page = self.page_params(req)
-        urls = self.urls(req)
-        with self.stores.reads() as session:
-            if page.sample:
-                one = q.sample_item(session, collection_id, user_id, caller, artwork_id)
-                if one is None:
-                    raise NotFound("Collection Item")
-                redirect(resp, urls.api(f"/collection_items/{one.id}", scope))
-                return
-            result = q.list_items(session, collection_id, user_id, caller, page, artwork_id)
-        items = [collection_item(i, user_id, urls) for i in result.rows]
-        resp.media = render_page(
-            req, urls, "collection_items", "/collection_items", filters, page, result, items
-        )
+    def read(self, req: falcon.Request, call: Call) -> None:
+        """Read the scope, then the filters."""
+        super().read(req, call)
+        call.filters = parse_filters(req.params, ROUTE.filters)
+
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return one page of the collection's items."""
+        collection_id, user_id = call.scope["collection_id"], call.scope["user_id"]
+        artwork_id = call.filters.get("artwork_id")
+        return q.list_items(session, collection_id, user_id, call.user, page, artwork_id)
+
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random element."""
+        collection_id, user_id = call.scope["collection_id"], call.scope["user_id"]
+        artwork_id = call.filters.get("artwork_id")
+        return q.sample_item(session, collection_id, user_id, call.user, artwork_id)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Add an artwork at the end of a collection of the caller's (201)."""
@@ -77,22 +90,17 @@ class CollectionItems(Resource):
         resp.media = collection_item(item, user_id, self.urls(req))
 
 
-class CollectionItemResource(Resource):
+class CollectionItemResource(CollectionItemDocument, CatalogItem):
     """One item of a collection."""
 
     auth = ROUTE.item_auth
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show an item (``collection_id`` and ``user_id`` required)."""
-        caller = caller_of(req)
-        scope = required_ids(query_fields(req), *SCOPE)
-        found = None
-        if is_id(id):
-            with self.stores.reads() as session:
-                found = q.find_item(session, id, scope["collection_id"], scope["user_id"], caller)
-        if found is None:
-            raise NotFound("Collection Item")
-        resp.media = collection_item(found, scope["user_id"], self.urls(req))
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id within the collection."""
+        if not is_id(key):
+            return None, False
+        scope = call.scope
+        return q.find_item(session, key, scope["collection_id"], scope["user_id"], call.user), False
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Move an item to ``position``; the items in between shift by one."""

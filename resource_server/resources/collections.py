@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import falcon
+from sqlalchemy.orm import Session
 
 from common.ids import is_id
 from resource_server.errors import NotFound
@@ -15,11 +16,12 @@ from resource_server.fields import (
     request_fields,
     required_ids,
 )
+from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param, parse_filters
 from resource_server.queries import collections as q
 from resource_server.representations.collections import collection
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.listing import caller_of, render_page
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.listing import caller_of
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -49,31 +51,35 @@ def parse_changes(
     )
 
 
-class Collections(Resource):
+class CollectionDocument(Responder):
+    """A collection's document."""
+
+    route, model = ROUTE, "Collection"
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one collection."""
+        return collection(row, call.urls)
+
+
+class Collections(CollectionDocument, CatalogList):
     """A user's collections (``private=true`` adds the owner's private ones)."""
 
     auth = ROUTE.auth
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List a user's collections."""
-        caller = caller_of(req)
+    def read(self, req: falcon.Request, call: Call) -> None:
+        """Read the filters (``user_id`` required)."""
         required_ids(query_fields(req), "user_id")
-        filters = parse_filters(req.params, ROUTE.filters)
-        user_id, private = filters["user_id"], bool(filters.get("private"))
-        page = self.page_params(req)
-        urls = self.urls(req)
-        with self.stores.reads() as session:
-            if page.sample:
-                one = q.sample_collection(session, user_id, caller, private=private)
-                if one is None:
-                    raise NotFound("Collection")
-                redirect(resp, urls.api(f"/collections/{one.id}"))
-                return
-            result = q.list_collections(session, user_id, caller, page, private=private)
-        items = [collection(c, urls) for c in result.rows]
-        resp.media = render_page(
-            req, urls, "collections", "/collections", filters, page, result, items
-        )
+        call.filters = parse_filters(req.params, ROUTE.filters)
+
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return one page of a user's collections."""
+        user_id, private = call.filters["user_id"], bool(call.filters.get("private"))
+        return q.list_collections(session, user_id, call.user, page, private=private)
+
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random element."""
+        user_id, private = call.filters["user_id"], bool(call.filters.get("private"))
+        return q.sample_collection(session, user_id, call.user, private=private)
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Create a collection of the caller's (201)."""
@@ -89,22 +95,20 @@ class Collections(Resource):
         resp.media = collection(created, self.urls(req))
 
 
-class CollectionResource(Resource):
+class CollectionResource(CollectionDocument, CatalogItem):
     """One collection: anyone's public one, or the caller's own private one."""
 
     auth = ROUTE.item_auth
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show a collection (404 for another user's private one)."""
-        caller = caller_of(req)
-        scope = optional_ids(query_fields(req), "user_id")
-        found = None
-        if is_id(id):
-            with self.stores.reads() as session:
-                found = q.find_collection(session, id, caller, scope.get("user_id"))
-        if found is None:
-            raise NotFound("Collection")
-        resp.media = collection(found, self.urls(req))
+    def read(self, req: falcon.Request, call: Call) -> None:
+        """Read the optional ``user_id``."""
+        call.scope = optional_ids(query_fields(req), "user_id")
+
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id (404 for another user's private one)."""
+        if not is_id(key):
+            return None, False
+        return q.find_collection(session, key, call.user, call.scope.get("user_id")), False
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Change the name, description or privacy of a collection of the caller's."""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import falcon
+from typing import Any
 
-from resource_server.errors import NotFound
+import falcon
+from sqlalchemy.orm import Session
+
+from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param, parse_filters
 from resource_server.queries import editions as q
 from resource_server.representations.editions import edition
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.catalog_pages import render_page, require
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, require
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -22,45 +24,42 @@ ROUTE = CollectionRoute(
 )
 
 
-class Editions(Resource):
+class Editions(CatalogList):
     """The paginated editions of one artwork (``artwork_id`` is required)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List an artwork's editions."""
-        filters = parse_filters(req.params, ROUTE.filters)
-        require(filters, "artwork_id")
-        page = self.page_params(req)
-        urls = self.urls(req)
-        with self.stores.reads() as session:
-            if page.sample:
-                one = q.sample_edition(session, filters)
-                if one is None:
-                    raise NotFound("Edition")
-                redirect(resp, urls.api(f"/editions/{one.id}", {"artwork_id": one.artwork_id}))
-                return
-            result = q.list_editions(session, filters, page)
-        render_page(
-            req,
-            resp,
-            urls,
-            path="/editions",
-            plural="editions",
-            filters=filters,
-            page=page,
-            result=result,
-            items=[edition(e, urls) for e in result.rows],
-        )
+    route, model = ROUTE, "Edition"
+
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return one page."""
+        return q.list_editions(session, call.filters, page)
+
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random element."""
+        return q.sample_edition(session, call.filters)
+
+    def sample_query(self, row: Any, call: Call) -> dict[str, Any]:
+        """Name the edition's artwork, which its item route requires."""
+        return {"artwork_id": row.artwork_id}
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one."""
+        return edition(row, call.urls)
 
 
-class EditionItem(Resource):
+class EditionItem(CatalogItem):
     """One edition of an artwork: ``/api/editions/{id}?artwork_id=`` (``artwork_id`` required)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show an edition."""
+    route, model = ROUTE, "Edition"
+
+    def read(self, req: falcon.Request, call: Call) -> None:
+        """Read the required ``artwork_id``."""
         filters = parse_filters(req.params, ROUTE.filters)
-        artwork_id = require(filters, "artwork_id")
-        with self.stores.reads() as session:
-            found = q.find_edition(session, id, artwork_id)
-        if found is None:
-            raise NotFound("Edition")
-        resp.media = edition(found, self.urls(req))
+        call.scope = {"artwork_id": require(filters, "artwork_id")}
+
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id within the artwork."""
+        return q.find_edition(session, key, call.scope["artwork_id"]), False
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render it."""
+        return edition(row, call.urls)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from common.hal import Urls
 from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param
 from resource_server.queries import fairs as q
 from resource_server.representations.fairs import fair
-from resource_server.resources.catalog_pages import CatalogItem, CatalogList
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 from resource_server.schedule import STATUSES
 
@@ -26,19 +24,17 @@ class Fairs(CatalogList):
 
     route, model = ROUTE, "Fair"
 
-    def query(
-        self, session: Session, filters: dict[str, Any], page: PageParams, now: datetime
-    ) -> PageResult:
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
         """Return one page."""
-        return q.list_fairs(session, filters, page, now)
+        return q.list_fairs(session, call.filters, page, call.now)
 
-    def sample(self, session: Session, filters: dict[str, Any], now: datetime) -> Any:
+    def sample(self, session: Session, call: Call) -> Any:
         """Return a random element."""
-        return q.sample_fair(session, filters, now)
+        return q.sample_fair(session, call.filters, call.now)
 
-    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one."""
-        return fair(row, urls, now, self.settings.web_url)
+        return fair(row, call.urls, call.now, self.settings.web_url)
 
 
 class FairItem(CatalogItem):
@@ -46,10 +42,10 @@ class FairItem(CatalogItem):
 
     route, model = ROUTE, "Fair"
 
-    def find(self, session: Session, key: str) -> tuple[Any, bool]:
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id or slug."""
         return q.find_fair(session, key)
 
-    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render it."""
-        return fair(row, urls, now, self.settings.web_url)
+        return fair(row, call.urls, call.now, self.settings.web_url)

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from common.hal import Urls
 from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param
 from resource_server.queries import genes as q
 from resource_server.representations.genes import gene
-from resource_server.resources.catalog_pages import CatalogItem, CatalogList
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -28,19 +26,17 @@ class Genes(CatalogList):
 
     route, model = ROUTE, "Gene"
 
-    def query(
-        self, session: Session, filters: dict[str, Any], page: PageParams, now: datetime
-    ) -> PageResult:
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
         """Return one page."""
-        return q.list_genes(session, filters, page)
+        return q.list_genes(session, call.filters, page)
 
-    def sample(self, session: Session, filters: dict[str, Any], now: datetime) -> Any:
+    def sample(self, session: Session, call: Call) -> Any:
         """Return a random element."""
-        return q.sample_gene(session, filters)
+        return q.sample_gene(session, call.filters)
 
-    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one."""
-        return gene(row, urls, self.settings.web_url)
+        return gene(row, call.urls, self.settings.web_url)
 
 
 class GeneItem(CatalogItem):
@@ -48,10 +44,10 @@ class GeneItem(CatalogItem):
 
     route, model = ROUTE, "Gene"
 
-    def find(self, session: Session, key: str) -> tuple[Any, bool]:
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id or slug."""
         return q.find_gene(session, key)
 
-    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render it."""
-        return gene(row, urls, self.settings.web_url)
+        return gene(row, call.urls, self.settings.web_url)

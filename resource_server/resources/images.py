@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import falcon
+from typing import Any
 
-from resource_server.errors import NotFound
-from resource_server.params import Param, parse_filters
+from sqlalchemy.orm import Session
+
+from resource_server.pagination import PageParams, PageResult
+from resource_server.params import Param
 from resource_server.queries import images as q
 from resource_server.representations.images import image
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.catalog_pages import render_page, require
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -17,43 +18,33 @@ ROUTE = CollectionRoute(
 )
 
 
-class Images(Resource):
+class Images(CatalogList):
     """The paginated installation shots of a show (``show_id`` is required)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List a show's images."""
-        filters = parse_filters(req.params, ROUTE.filters)
-        require(filters, "show_id")
-        page = self.page_params(req)
-        urls = self.urls(req)
-        with self.stores.reads() as session:
-            if page.sample:
-                one = q.sample_image(session, filters)
-                if one is None:
-                    raise NotFound("Image")
-                redirect(resp, urls.api(f"/images/{one.id}"))
-                return
-            result = q.list_images(session, filters, page)
-        render_page(
-            req,
-            resp,
-            urls,
-            path="/images",
-            plural="images",
-            filters=filters,
-            page=page,
-            result=result,
-            items=[image(i, urls) for i in result.rows],
-        )
+    route, model = ROUTE, "Image"
+
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return one page."""
+        return q.list_images(session, call.filters, page)
+
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random element."""
+        return q.sample_image(session, call.filters)
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one."""
+        return image(row, call.urls)
 
 
-class ImageItem(Resource):
+class ImageItem(CatalogItem):
     """One image, by id."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show an image."""
-        with self.stores.reads() as session:
-            found = q.find_image(session, id)
-        if found is None:
-            raise NotFound("Image")
-        resp.media = image(found, self.urls(req))
+    route, model = ROUTE, "Image"
+
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id."""
+        return q.find_image(session, key), False
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render it."""
+        return image(row, call.urls)

@@ -1,14 +1,11 @@
-"""What the user-scoped resources share: the caller, paged HAL documents and item-only routes."""
+"""What the user-scoped resources share: the caller and item-only routes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import falcon
 
-from common.hal import Link, Page, Urls, templated
+from common.hal import Link, Urls, templated
 from resource_server.errors import AuthError
-from resource_server.pagination import PageParams, PageResult
 from resource_server.routes import PlainRoute
 
 
@@ -18,28 +15,6 @@ def caller_of(req: falcon.Request) -> str:
     if token is None or not token.user_id:
         raise AuthError()
     return str(token.user_id)
-
-
-def render_page(
-    req: falcon.Request,
-    urls: Urls,
-    plural: str,
-    path: str,
-    filters: dict[str, Any],
-    page: PageParams,
-    result: PageResult,
-    items: list[dict[str, Any]],
-) -> dict[str, Any]:
-    """Return the HAL page: ``self`` echoes the filters and paging, ``next`` adds the cursor."""
-    query = {**filters, **page.echo()}
-    if page.cursor is not None:
-        query["cursor"] = req.get_param("cursor")
-    if page.offset:
-        query["offset"] = page.offset
-    next_href = None
-    if result.next_cursor:
-        next_href = urls.api(path, {**filters, **page.echo(), "cursor": result.next_cursor})
-    return Page(plural, items, urls.api(path, query), next_href, result.total_count).render()
 
 
 class ItemRoute(PlainRoute):

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import falcon
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from resource_server.errors import NotFound
-from resource_server.params import Param, parse_filters
+from sqlalchemy.orm import Session
+
+from resource_server.pagination import PageParams, PageResult
+from resource_server.params import Param
 from resource_server.queries import partners as q
 from resource_server.representations.partners import partner
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.catalog_pages import render_page
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -24,50 +26,35 @@ ROUTE = CollectionRoute(
 )
 
 
-class Partners(Resource):
+class PartnerDocument(Responder):
+    """A partner's document, with its profile's handle (read once for a whole page)."""
+
+    route, model = ROUTE, "Partner"
+
+    def related(self, session: Session, rows: Sequence[Any], call: Call) -> Mapping[Any, Any]:
+        """Return the partners' profile handles by partner id."""
+        return q.profile_handles(session, [p.id for p in rows])
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one partner."""
+        return partner(row, call.related.get(row.id), call.urls, self.settings.web_url)
+
+
+class Partners(PartnerDocument, CatalogList):
     """The paginated list of partners (``user_id``: those the user can access)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List partners matching the filters."""
-        filters = parse_filters(req.params, ROUTE.filters)
-        page = self.page_params(req)
-        urls = self.urls(req)
-        token = req.context.token
-        with self.stores.reads() as session:
-            if page.sample:
-                one = q.sample_partner(session, filters, token)
-                if one is None:
-                    raise NotFound("Partner")
-                redirect(resp, urls.api(f"/partners/{one.id}"))
-                return
-            result = q.list_partners(session, filters, page, token)
-            handles = q.profile_handles(session, [p.id for p in result.rows])
-        web = self.settings.web_url
-        render_page(
-            req,
-            resp,
-            urls,
-            path="/partners",
-            plural="partners",
-            filters=filters,
-            page=page,
-            result=result,
-            items=[partner(p, handles.get(p.id), urls, web) for p in result.rows],
-        )
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return one page."""
+        return q.list_partners(session, call.filters, page, call.req.context.token)
+
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random element."""
+        return q.sample_partner(session, call.filters, call.req.context.token)
 
 
-class PartnerItem(Resource):
+class PartnerItem(PartnerDocument, CatalogItem):
     """One partner, by id (or by slug, redirecting to the id URL)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show a partner."""
-        urls = self.urls(req)
-        with self.stores.reads() as session:
-            found, by_slug = q.find_partner(session, id)
-            if found is None:
-                raise NotFound("Partner")
-            if by_slug:
-                redirect(resp, urls.api(f"/partners/{found.id}"))
-                return
-            handle = q.profile_handles(session, [found.id]).get(found.id)
-        resp.media = partner(found, handle, urls, self.settings.web_url)
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id or slug."""
+        return q.find_partner(session, key)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from common.hal import Urls
 from resource_server.pagination import PageParams, PageResult
 from resource_server.queries import profiles as q
 from resource_server.representations.profiles import profile
-from resource_server.resources.catalog_pages import CatalogItem, CatalogList
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(rel="profiles", path="/profiles", item_rel="profile")
@@ -22,19 +20,17 @@ class Profiles(CatalogList):
 
     route, model = ROUTE, "Profile"
 
-    def query(
-        self, session: Session, filters: dict[str, Any], page: PageParams, now: datetime
-    ) -> PageResult:
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
         """Return one page."""
-        return q.list_profiles(session, filters, page)
+        return q.list_profiles(session, call.filters, page)
 
-    def sample(self, session: Session, filters: dict[str, Any], now: datetime) -> Any:
+    def sample(self, session: Session, call: Call) -> Any:
         """Return a random element."""
-        return q.sample_profile(session, filters)
+        return q.sample_profile(session, call.filters)
 
-    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one."""
-        return profile(row, urls, self.settings.web_url)
+        return profile(row, call.urls, self.settings.web_url)
 
 
 class ProfileItem(CatalogItem):
@@ -42,10 +38,10 @@ class ProfileItem(CatalogItem):
 
     route, model = ROUTE, "Profile"
 
-    def find(self, session: Session, key: str) -> tuple[Any, bool]:
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id or handle."""
         return q.find_profile(session, key)
 
-    def render(self, row: Any, urls: Urls, now: datetime) -> dict[str, Any]:
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render it."""
-        return profile(row, urls, self.settings.web_url)
+        return profile(row, call.urls, self.settings.web_url)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import falcon
+from typing import Any
 
-from resource_server.errors import NotFound
-from resource_server.params import Param, parse_filters
+from sqlalchemy.orm import Session
+
+from resource_server.pagination import PageParams, PageResult
+from resource_server.params import Param
 from resource_server.queries import sale_artworks as q
 from resource_server.queries.access import is_admin
 from resource_server.representations.sale_artworks import sale_artwork
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.catalog_pages import render_page
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -21,44 +22,35 @@ ROUTE = CollectionRoute(
 )
 
 
-class SaleArtworks(Resource):
-    """The paginated list of lots (of published sales, unless the caller is an Admin)."""
+class SaleArtworkDocument(Responder):
+    """A lot's document; lots of unpublished sales are seen by Admins only."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List sale artworks matching the filters (``published``: the artwork's)."""
-        filters = parse_filters(req.params, ROUTE.filters)
-        page = self.page_params(req)
-        urls = self.urls(req)
-        with self.stores.reads() as session:
-            admin = is_admin(session, req.context.token)
-            if page.sample:
-                one = q.sample_sale_artwork(session, filters, admin=admin)
-                if one is None:
-                    raise NotFound("Sale Artwork")
-                redirect(resp, urls.api(f"/sale_artworks/{one.id}"))
-                return
-            result = q.list_sale_artworks(session, filters, page, admin=admin)
-        render_page(
-            req,
-            resp,
-            urls,
-            path="/sale_artworks",
-            plural="sale_artworks",
-            filters=filters,
-            page=page,
-            result=result,
-            items=[sale_artwork(a, urls) for a in result.rows],
-        )
+    route, model = ROUTE, "Sale Artwork"
+
+    def enter(self, session: Session, call: Call) -> None:
+        """Read whether the caller is an Admin."""
+        call.admin = is_admin(session, call.req.context.token)
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one lot."""
+        return sale_artwork(row, call.urls)
 
 
-class SaleArtworkItem(Resource):
+class SaleArtworks(SaleArtworkDocument, CatalogList):
+    """The paginated list of lots (``published``: the artwork's)."""
+
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return one page."""
+        return q.list_sale_artworks(session, call.filters, page, admin=call.admin)
+
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random element."""
+        return q.sample_sale_artwork(session, call.filters, admin=call.admin)
+
+
+class SaleArtworkItem(SaleArtworkDocument, CatalogItem):
     """One lot, by id (404 in an unpublished sale, but for Admins)."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show a sale artwork."""
-        with self.stores.reads() as session:
-            admin = is_admin(session, req.context.token)
-            found = q.find_sale_artwork(session, id, admin=admin)
-        if found is None:
-            raise NotFound("Sale Artwork")
-        resp.media = sale_artwork(found, self.urls(req))
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id."""
+        return q.find_sale_artwork(session, key, admin=call.admin), False

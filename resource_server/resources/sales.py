@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import falcon
+from typing import Any
 
-from common.ids import utcnow
-from resource_server.errors import NotFound
-from resource_server.params import Param, parse_filters
+from sqlalchemy.orm import Session
+
+from resource_server.pagination import PageParams, PageResult
+from resource_server.params import Param
 from resource_server.queries import sales as q
 from resource_server.queries.access import is_admin
 from resource_server.representations.sales import sale
-from resource_server.resources.base import Resource, redirect
-from resource_server.resources.catalog_pages import render_page
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -23,51 +23,37 @@ ROUTE = CollectionRoute(
 )
 
 
-class Sales(Resource):
+class SaleDocument(Responder):
+    """A sale's document; whether the caller is an Admin decides which sales it sees."""
+
+    route, model = ROUTE, "Sale"
+
+    def enter(self, session: Session, call: Call) -> None:
+        """Read whether the caller is an Admin."""
+        call.admin = is_admin(session, call.req.context.token)
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one sale."""
+        return sale(row, call.urls, self.settings.web_url)
+
+
+class Sales(SaleDocument, CatalogList):
     """The paginated list of sales, for user tokens; ``live``: running now."""
 
     auth = ROUTE.auth
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List sales matching the filters (unpublished ones only for Admins)."""
-        filters = parse_filters(req.params, ROUTE.filters)
-        page = self.page_params(req)
-        urls, now = self.urls(req), utcnow()
-        with self.stores.reads() as session:
-            admin = is_admin(session, req.context.token)
-            if page.sample:
-                one = q.sample_sale(session, filters, now, admin=admin)
-                if one is None:
-                    raise NotFound("Sale")
-                redirect(resp, urls.api(f"/sales/{one.id}"))
-                return
-            result = q.list_sales(session, filters, page, now, admin=admin)
-        web = self.settings.web_url
-        render_page(
-            req,
-            resp,
-            urls,
-            path="/sales",
-            plural="sales",
-            filters=filters,
-            page=page,
-            result=result,
-            items=[sale(s, urls, web) for s in result.rows],
-        )
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return one page (unpublished sales only for Admins)."""
+        return q.list_sales(session, call.filters, page, call.now, admin=call.admin)
+
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random element."""
+        return q.sample_sale(session, call.filters, call.now, admin=call.admin)
 
 
-class SaleItem(Resource):
+class SaleItem(SaleDocument, CatalogItem):
     """One sale, by id (or by slug, redirecting); an unpublished one is 404 but for Admins."""
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show a sale."""
-        with self.stores.reads() as session:
-            admin = is_admin(session, req.context.token)
-            found, by_slug = q.find_sale(session, id, admin=admin)
-        if found is None:
-            raise NotFound("Sale")
-        urls = self.urls(req)
-        if by_slug:
-            redirect(resp, urls.api(f"/sales/{found.id}"))
-            return
-        resp.media = sale(found, urls, self.settings.web_url)
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id or slug."""
+        return q.find_sale(session, key, admin=call.admin)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import falcon
+from sqlalchemy.orm import Session
 
 from common.ids import is_id
-from resource_server.errors import NotFound
-from resource_server.params import Param, parse_filters
+from resource_server.pagination import PageParams, PageResult
+from resource_server.params import Param
 from resource_server.queries import users as q
 from resource_server.representations.users import user, user_detail
 from resource_server.resources.base import Resource, redirect
-from resource_server.resources.listing import ItemRoute, caller_of, render_page
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList
+from resource_server.resources.listing import ItemRoute, caller_of
 from resource_server.routes import CollectionRoute, PlainRoute
 
 ROUTE = CollectionRoute(
@@ -25,45 +30,40 @@ CURRENT_USER = PlainRoute("current_user", "/current_user")
 USER_DETAIL = ItemRoute("user_detail", "/user_details")
 
 
-class Users(Resource):
+class Users(CatalogList):
     """Users: those who collected an artwork publicly, or whose name starts with a term."""
 
-    auth = ROUTE.auth
+    route, model, auth = ROUTE, "User", ROUTE.auth
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        """List users matching the filters."""
-        caller = caller_of(req)
-        filters = parse_filters(req.params, ROUTE.filters)
-        page = self.page_params(req)
-        urls = self.urls(req)
-        with self.stores.reads() as session:
-            if page.sample:
-                one = q.sample_user(session, filters, caller)
-                if one is None:
-                    raise NotFound("User")
-                redirect(resp, urls.api(f"/users/{one.id}"))
-                return
-            result = q.list_users(session, filters, caller, page)
-            profiles = q.profiles_of(session, [u.id for u in result.rows])
-        items = [user(u, urls, caller, profiles.get(u.id)) for u in result.rows]
-        resp.media = render_page(req, urls, "users", "/users", filters, page, result, items)
+    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
+        """Return one page."""
+        return q.list_users(session, call.filters, call.user, page)
+
+    def sample(self, session: Session, call: Call) -> Any:
+        """Return a random element."""
+        return q.sample_user(session, call.filters, call.user)
+
+    def related(self, session: Session, rows: Sequence[Any], call: Call) -> Mapping[Any, Any]:
+        """Return the users' profiles by user id."""
+        return q.profiles_of(session, [u.id for u in rows])
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one."""
+        return user(row, call.urls, call.user, call.related.get(row.id))
 
 
-class UserItem(Resource):
+class UserItem(CatalogItem):
     """One user: its name for anyone, more for itself."""
 
-    auth = ROUTE.item_auth
+    route, model, auth = ROUTE, "User", ROUTE.item_auth
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show a user."""
-        caller = caller_of(req)
-        found = None
-        if is_id(id):
-            with self.stores.reads() as session:
-                found = q.find_user(session, id, caller)
-        if found is None:
-            raise NotFound("User")
-        resp.media = user(found[0], self.urls(req), caller, found[1])
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find by id: the user and its profile."""
+        return (q.find_user(session, key, call.user) if is_id(key) else None), False
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render it."""
+        return user(row[0], call.urls, call.user, row[1])
 
 
 class CurrentUser(Resource):
@@ -76,17 +76,15 @@ class CurrentUser(Resource):
         redirect(resp, self.urls(req).api(f"/users/{caller_of(req)}"))
 
 
-class UserDetailItem(Resource):
-    """A user's private details, for that user only."""
+class UserDetailItem(CatalogItem):
+    """A user's private details, for that user only (404 for anyone else's)."""
 
-    auth = "user"
+    route, model, auth = USER_DETAIL, "User Detail", "user"
 
-    def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
-        """Show the caller's details (404 for anyone else's)."""
-        found = None
-        if id == caller_of(req):
-            with self.stores.reads() as session:
-                found = q.find_user_detail(session, id)
-        if found is None:
-            raise NotFound("User Detail")
-        resp.media = user_detail(found[0], found[1], self.urls(req))
+    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
+        """Find the caller's details: the user and its profile."""
+        return (q.find_user_detail(session, key) if key == call.user else None), False
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render them."""
+        return user_detail(row[0], row[1], call.urls)
