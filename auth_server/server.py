@@ -31,6 +31,7 @@ from auth_server.inputs import is_clean
 from auth_server.oauth import BAD_CLIENT, BEARER, error_response, parse_scope, token_ttl
 from auth_server.params import JSON, json_body, request_params
 from common.ids import format_ts
+from common.token_params import OAUTH_PARAMS
 
 EXTENSION_KEY = "artcat.oauth_server"
 # A stand-in for Authlib's per-request https check: TLS is the deployment's business (PUBLIC_URL
@@ -38,29 +39,7 @@ EXTENSION_KEY = "artcat.oauth_server"
 # would refuse every request there.
 _TRANSPORT_CHECKED_ELSEWHERE = "https://transport.invalid/"
 # Parameters named in error descriptions; any other name is user-controlled text.
-KNOWN_PARAMS = frozenset(
-    {
-        "client_id",
-        "client_secret",
-        "grant_type",
-        "scope",
-        "state",
-        "code",
-        "redirect_uri",
-        "code_verifier",
-        "email",
-        "username",
-        "password",
-        "oauth_provider",
-        "oauth_token",
-        "oauth_token_secret",
-        "token",
-        "token_type_hint",
-        "response_type",
-        "code_challenge",
-        "code_challenge_method",
-    }
-)
+KNOWN_PARAMS = OAUTH_PARAMS
 
 
 def _refuse_json_non_strings() -> None:

@@ -20,8 +20,9 @@ from authlib.integrations.requests_client import OAuth1Auth
 from requests.auth import AuthBase
 
 from common.settings import AuthSettings
+from common.token_params import OAUTH_PROVIDERS
 
-PROVIDERS = ("facebook", "twitter")
+PROVIDERS = OAUTH_PROVIDERS
 
 
 class _RedactQueryStrings(logging.Filter):

@@ -6,13 +6,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from resource_server.openapi.operations import (
-    AUTH_SCHEMAS,
-    ERROR_RESPONSES,
-    EXTRA_OPERATIONS,
-    NO_NUL,
-    URL_TEXT,
-)
+from resource_server.openapi.auth_ops import AUTH_API, AUTH_SCHEMAS
+from resource_server.openapi.catalog_ops import CATALOG_SCHEMAS, CATALOG_WRITES
+from resource_server.openapi.pages import AUTH_PAGES
+from resource_server.openapi.parts import ERROR_RESPONSES, ID_PATH, NO_NUL, URL_TEXT, Op
+from resource_server.openapi.parts import json_response as _json
 from resource_server.openapi.schemas import ACCOUNTS, CATALOG, COMMON, components, schema_name
 from resource_server.pagination import MAX_OFFSET
 from resource_server.params import Param
@@ -57,17 +55,13 @@ PAGING = [
     {"name": "total_count", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
     {"name": "sample", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
 ]
-STRING = URL_TEXT
 # The token a route's ``auth`` level asks for: any token (``app``) or a user's (``user``).
 SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "app": [{"xappToken": []}, {"accessToken": []}, {"bearer": []}],
     "user": [{"accessToken": []}, {"bearer": []}],
 }
-ID_PATH = {"name": "id", "in": "path", "required": True, "schema": URL_TEXT}
-
-
-def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
+# The operations not generated from a collection route, declared by concern.
+EXTRA_OPERATIONS: dict[tuple[str, str], Op] = {**CATALOG_WRITES, **AUTH_API, **AUTH_PAGES}
 
 
 def _ref(name: str) -> dict[str, Any]:
@@ -160,7 +154,7 @@ def build_document(
             for method, op in ops.items():
                 params = op.get("parameters", [])
                 if not any(p.get("in") == "path" and p.get("name") == name for p in params):
-                    path_param = {"name": name, "in": "path", "required": True, "schema": STRING}
+                    path_param = {"name": name, "in": "path", "required": True, "schema": URL_TEXT}
                     ops[method] = {**op, "parameters": [path_param, *params]}
     return {
         "openapi": "3.1.0",
@@ -171,5 +165,5 @@ def build_document(
         },
         "servers": [{"url": server_url}],
         "paths": dict(sorted(paths.items())),
-        "components": components(CATALOG, ACCOUNTS, COMMON, AUTH_SCHEMAS),
+        "components": components(CATALOG, ACCOUNTS, COMMON, CATALOG_SCHEMAS, AUTH_SCHEMAS),
     }

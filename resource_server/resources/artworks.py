@@ -75,30 +75,27 @@ class Artworks(ArtworkDocument, CatalogList):
 
     def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
         """Return the page of artworks the filters select (in id order, but a collection's)."""
-        filters = call.filters
-        if "collection_id" in filters:
+        if "collection_id" in call.filters:
+            scope = self.collection_scope(call)
             return collected.collection_artworks(
-                session,
-                filters["collection_id"],
-                require(filters, "user_id"),
-                call.req.context.token.user_id,
-                page,
-                base=q.filtered(filters),
+                session, *scope, page, base=q.filtered(call.filters)
             )
-        return q.list_artworks(session, filters, page)
+        return q.list_artworks(session, call.filters, page)
 
     def sample(self, session: Session, call: Call) -> Any:
         """Return a random artwork of the filtered set (of the collection's, with one)."""
-        filters = call.filters
-        if "collection_id" in filters:
+        if "collection_id" in call.filters:
+            scope = self.collection_scope(call)
             return collected.sample_collection_artwork(
-                session,
-                filters["collection_id"],
-                require(filters, "user_id"),
-                call.req.context.token.user_id,
-                base=q.filtered(filters),
+                session, *scope, base=q.filtered(call.filters)
             )
-        return q.sample_artwork(session, filters)
+        return q.sample_artwork(session, call.filters)
+
+    @staticmethod
+    def collection_scope(call: Call) -> tuple[str, str, str | None]:
+        """Return the collection, its owner (a 400 without it) and the caller."""
+        owner = require(call.filters, "user_id")
+        return call.filters["collection_id"], owner, call.req.context.token.user_id
 
 
 class ArtworkItem(ArtworkDocument, CatalogItem):

@@ -1,0 +1,42 @@
+"""The parameters of the token endpoints (``/oauth2/access_token``, ``/oauth2/revoke``,
+``/oauth2/introspect``), named in one place: the auth service reads and checks them, and the
+OpenAPI document (served by the resource service) describes them.
+
+Each parameter has a kind: ``"credential"`` (a client credential or a token: never blank),
+``"text"``, or the tuple of values it may take.
+"""
+
+from __future__ import annotations
+
+from common.authorize_params import AUTHORIZE_PARAMS
+
+Kind = str | tuple[str, ...]
+
+GRANT_TYPES = ("authorization_code", "client_credentials", "credentials", "oauth_token", "password")
+OAUTH_PROVIDERS = ("facebook", "twitter")
+CLIENT_PARAMS: dict[str, Kind] = {"client_id": "credential", "client_secret": "credential"}
+# A token request: the grant type, then what each grant reads.
+TOKEN_PARAMS: dict[str, Kind] = {
+    **CLIENT_PARAMS,
+    "grant_type": GRANT_TYPES,
+    "code": "text",
+    "redirect_uri": "text",
+    "code_verifier": "text",
+    "email": "text",
+    "username": "text",
+    "password": "text",
+    "oauth_provider": OAUTH_PROVIDERS,
+    "oauth_token": "text",
+    "oauth_token_secret": "text",
+    "scope": "text",
+    "state": "text",
+}
+# A revocation (RFC 7009) or introspection (RFC 7662) request.
+TOKEN_HINT_PARAMS: dict[str, Kind] = {
+    **CLIENT_PARAMS,
+    "token": "credential",
+    "token_type_hint": "text",
+}
+# Every parameter the OAuth endpoints read: error descriptions may name these (any other name
+# is user-controlled text).
+OAUTH_PARAMS = frozenset({*TOKEN_PARAMS, *TOKEN_HINT_PARAMS, *AUTHORIZE_PARAMS})

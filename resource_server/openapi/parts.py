@@ -1,0 +1,86 @@
+"""The building blocks of the OpenAPI operations: responses, bodies, rules and security."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from resource_server.openapi.schemas import Schema, ref
+
+Op = dict[str, Any]
+
+
+def json_response(schema: Schema, description: str) -> Op:
+    """Return a JSON response of ``schema``."""
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def html_response(description: str) -> Op:
+    """Return an HTML page response."""
+    return {"description": description, "content": {"text/html": {"schema": {"type": "string"}}}}
+
+
+ERROR = json_response(ref("Error"), "An error")
+ERROR_RESPONSES: dict[str, Op] = {
+    "400": json_response(ref("Error"), "A malformed parameter (`param_error`, naming it)"),
+    "401": json_response(ref("Error"), "A missing, unknown or expired token (`auth_error`)"),
+    "404": json_response(ref("Error"), "Not found (`<Model> Not Found`)"),
+    "406": json_response(ref("MediaTypeError"), "A request body neither form-urlencoded nor JSON"),
+    "429": json_response(ref("Error"), "Over the application's rate limit (`rate_limit_error`)"),
+    "503": json_response(ref("Error"), "A store is unavailable"),
+}
+# Answered by waitress before any app sees the request (a plain-text body), or by the app.
+TOO_LARGE: Op = {
+    "description": "A request body over 1 MiB",
+    "content": {
+        "application/json": {"schema": ref("Error")},
+        "text/plain": {"schema": {"type": "string"}},
+    },
+}
+WRITE_ERRORS: dict[str, Op] = {
+    **ERROR_RESPONSES,
+    "403": json_response(ref("Error"), "Something the caller can see but does not own"),
+    "409": json_response(ref("Error"), "The change kept conflicting with concurrent changes"),
+    "413": TOO_LARGE,
+}
+# The rules the write routes enforce, stated: a name has a visible character and at most 200;
+# a flag is a JSON boolean or its text; a position is within the collection (1..n, n < 2**31).
+NAME: Schema = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"}
+DESCRIPTION: Schema = {"type": "string", "maxLength": 10_000}
+FLAG: Schema = {
+    "oneOf": [
+        {"type": "boolean"},
+        {"type": "string", "enum": ["true", "false", "1", "0", "yes", "no"]},
+    ]
+}
+POSITION: Schema = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 2**31 - 1,
+    "description": "1 to the number of items in the collection (a 400 beyond it)",
+}
+USER: list[dict[str, list[str]]] = [{"accessToken": []}, {"bearer": []}]
+ANY_TOKEN: list[dict[str, list[str]]] = [{"xappToken": []}, {"accessToken": []}, {"bearer": []}]
+# Any NUL in a URL is a 400 before any lookup (no text column holds one).
+NO_NUL = "^[^\\u0000]*$"
+SOME_TEXT = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+URL_TEXT: Schema = {"type": "string", "pattern": NO_NUL}
+ID_PATH = {"name": "id", "in": "path", "required": True, "schema": URL_TEXT}
+
+
+def body(properties: dict[str, Schema], required: list[str] | None = None) -> Op:
+    """Return a request body of these fields, as JSON or a form."""
+    schema = {"type": "object", "properties": properties, "required": required or []}
+    return {
+        # A body with required fields must be sent (an absent one is a 400 naming them).
+        "required": bool(required),
+        "content": {
+            "application/json": {"schema": schema},
+            "application/x-www-form-urlencoded": {"schema": schema},
+        },
+    }
+
+
+def op(summary: str, responses: dict[str, Op], **extra: Any) -> Op:
+    """Return one operation with a stable operationId derived from its summary."""
+    op_id = "".join(c if c.isalnum() else "_" for c in summary.lower()).strip("_")
+    return {"operationId": op_id, "summary": summary, "responses": responses, **extra}
