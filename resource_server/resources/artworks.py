@@ -8,12 +8,13 @@ import falcon
 import orjson
 from sqlalchemy.orm import Session
 
+from common.api.errors import NotFound
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.models import Artwork
 from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.doccache import DocumentCache
-from resource_server.errors import NotFound
-from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param, parse_filters
 from resource_server.queries import artworks as q
 from resource_server.queries import collections as collected
