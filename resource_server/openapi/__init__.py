@@ -6,13 +6,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from common.api.paging import MAX_OFFSET
 from resource_server.openapi.auth_ops import AUTH_API, AUTH_SCHEMAS
 from resource_server.openapi.catalog_ops import CATALOG_SCHEMAS, CATALOG_WRITES
 from resource_server.openapi.pages import AUTH_PAGES
 from resource_server.openapi.parts import ERROR_RESPONSES, ID_PATH, NO_NUL, URL_TEXT, Op
 from resource_server.openapi.parts import json_response as _json
 from resource_server.openapi.schemas import ACCOUNTS, CATALOG, COMMON, components, schema_name
-from resource_server.pagination import MAX_OFFSET
 from resource_server.params import Param
 from resource_server.routes import CollectionRoute, PlainRoute
 

@@ -7,10 +7,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.doccache import DocumentCache
-from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param
 from resource_server.queries import artworks as q
 from resource_server.queries import collections as collected

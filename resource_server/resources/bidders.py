@@ -6,8 +6,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.ids import is_id
-from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param
 from resource_server.queries import bidders as q
 from resource_server.representations.bidders import bidder

@@ -7,8 +7,10 @@ from typing import Any
 import falcon
 from sqlalchemy.orm import Session
 
+from common.api.errors import NotFound
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.ids import is_id
-from resource_server.errors import NotFound
 from resource_server.fields import (
     FieldErrors,
     optional_ids,
@@ -16,7 +18,6 @@ from resource_server.fields import (
     request_fields,
     required_ids,
 )
-from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param, parse_filters
 from resource_server.queries import collection_items as q
 from resource_server.representations.collections import collection_item

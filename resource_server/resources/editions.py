@@ -7,7 +7,8 @@ from typing import Any
 import falcon
 from sqlalchemy.orm import Session
 
-from resource_server.pagination import PageParams, PageResult
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from resource_server.params import Param, parse_filters
 from resource_server.queries import editions as q
 from resource_server.representations.editions import edition

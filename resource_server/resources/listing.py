@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import falcon
 
+from common.api.errors import AuthError
 from common.hal import Link, Urls, templated
-from resource_server.errors import AuthError
 from resource_server.routes import PlainRoute
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from resource_server.pagination import PageParams, PageResult
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from resource_server.queries import profiles as q
 from resource_server.representations.profiles import profile
 from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList

@@ -8,8 +8,9 @@ from typing import Any
 import falcon
 from sqlalchemy.orm import Session
 
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.ids import is_id
-from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param
 from resource_server.queries import users as q
 from resource_server.representations.users import user, user_detail
