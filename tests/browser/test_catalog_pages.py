@@ -130,12 +130,14 @@ def test_the_front_door_leads_to_the_docs(
         page.get_by_role("link", name="The API docs").click()
     assert page.url == combined_server.url + "/docs"
     # Swagger UI ran (from this server's files) and rendered the served document.
-    page.wait_for_selector(".swagger-ui .info .title")
+    page.wait_for_selector(
+        ".swagger-ui .info .title", timeout=90_000
+    )  # a busy machine draws slowly
     assert (
         "artcat" in page.inner_text(".swagger-ui .info .title").lower()
         or page.locator(".opblock").count() > 10
     )
-    page.wait_for_selector(".opblock")
+    page.wait_for_selector(".opblock", timeout=90_000)
     shoot(page, "docs", full_page=False)  # the whole document is some 13,000 pixels tall
     assert not complaints, complaints
 
