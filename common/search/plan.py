@@ -51,7 +51,7 @@ class SearchEngine(Protocol):
         """Tell whether anything matches the query at all."""
         ...
 
-    def fetch(
+    def page(
         self,
         conn: Connection,
         query: ParsedQuery,
@@ -59,10 +59,13 @@ class SearchEngine(Protocol):
         limit: int,
         offset: int,
         estimate: int,
-    ) -> list[int]:
-        """Return ids of the tier's own matches (not in the tier before, nor ``query.people``),
-        in id order.
+        tag: str,
+    ) -> tuple[str, dict[str, object]]:
+        """Return a SELECT of one ``id`` column: the tier's own matches (not in the tier before,
+        nor ``query.people``) in id order, ``limit`` from ``offset``; and its parameters.
 
+        Parameters that differ between tiers are named with ``tag``, so that the pages of several
+        tiers go out as one statement (``kinds`` and ``people`` are bound by the caller).
         ``estimate`` is the number of the tier's own matches, or an upper bound of it, for the
         engine to choose how to read them.
         """

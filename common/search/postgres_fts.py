@@ -1,14 +1,18 @@
 """The PostgreSQL engine: generated tsvector columns with GIN indexes, pg_trgm for spelling.
 
 GIN finds the matching rows but cannot return them in id order. A tier's page is therefore read
-one of two ways: when its matches are likely dense among the most popular documents, a bounded
-walk of the primary key (at most ``WALK_BUDGET`` rows in id order, then the page is complete or
-the walk gives up); otherwise, or when the walk gives up, a bitmap scan of the tier's candidates
-and a top-N sort, whose cost is bounded by the number of matches. A tier is counted on its own
-index, and only when a deep page needs it.
+one of two ways: when its matches are likely dense among the most popular documents (reading
+under ``WALK_BUDGET / 2`` rows in id order should fill it), a walk of the primary key that stops
+when the page is full; otherwise a bitmap scan of the tier's GIN candidates and a top-N sort,
+whose cost is bounded by the number of matches. The choice is written into the statement
+(``ORDER BY id + 0`` rules the walk out), not into planner settings: the catalog's reads run on
+autocommit connections, where ``SET LOCAL`` has no effect. A tier is counted on its own index,
+and only when a deep page needs it.
 """
 
 from __future__ import annotations
+
+import time
 
 from sqlalchemy import Connection, Engine, TextClause, bindparam, text
 
@@ -16,8 +20,11 @@ from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key
 from common.search.schema import TS_CONFIG
 from common.search.text import ParsedQuery
 
-# Rows a walk may read before it gives up; it is tried when it should need under half of them.
+# A tier's page walks the primary key when that should read under half this many rows.
 WALK_BUDGET = 4000
+# How long the table's size (the planner's estimate) is reused before it is read again.
+SIZE_TTL = 60.0
+_size: list[float] = [0.0, -SIZE_TTL]  # the size, and when it was read (monotonic)
 
 _Q = f"to_tsquery('{TS_CONFIG}'::regconfig, :%s)"
 _MATCH = {
@@ -36,13 +43,6 @@ _OWN = {
     TITLE: f"{_MATCH[TITLE]} AND NOT {_MATCH[PREFIX]}",
     ANY: f"{_MATCH[ANY]} AND NOT {_MATCH[TITLE]}",
 }
-_HEAD = (
-    "(SELECT id, kind, title_key, title_terms, title_tsv, tsv FROM search_documents "
-    "ORDER BY id LIMIT :scan) AS head"
-)
-# A sequential scan never beats the indexes here, but the planner picks one for LIMIT queries it
-# believes dense; parallel workers only add start-up time on these small reads.
-_PLAN = "SET LOCAL enable_seqscan = off; SET LOCAL max_parallel_workers_per_gather = 0"
 _SIZE = text("SELECT greatest(reltuples, 1) FROM pg_class WHERE oid = 'search_documents'::regclass")
 _SIMILAR = text(
     "SELECT word, documents FROM search_words WHERE word % :w "
@@ -63,6 +63,14 @@ _SYNC = (
     "ANALYZE search_words",
     "ANALYZE search_names",
 )
+
+
+def _documents(conn: Connection) -> float:
+    """Return the number of documents, as the planner estimates it (read once a minute)."""
+    now = time.monotonic()
+    if now - _size[1] >= SIZE_TTL:
+        _size[:] = [float(conn.execute(_SIZE).scalar_one()), now]
+    return _size[0]
 
 
 def _lexeme(word: str, prefix: bool = False) -> str:
@@ -103,17 +111,15 @@ class PostgresEngine:
 
     def count(self, conn: Connection, query: ParsedQuery, tier: int) -> int:
         """Return the size of a tier's set, counted on its own index (B-tree or GIN)."""
-        conn.exec_driver_sql(_PLAN)
         stmt = _select("count(*)", "search_documents", _MATCH[tier], query)
         return int(conn.execute(stmt, _params(query)).scalar_one())
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, stopping at the first match."""
-        conn.exec_driver_sql(_PLAN)
         stmt = _select("1", "search_documents", _MATCH[ANY], query, "LIMIT 1")
         return conn.execute(stmt, _params(query)).first() is not None
 
-    def fetch(
+    def page(
         self,
         conn: Connection,
         query: ParsedQuery,
@@ -121,28 +127,25 @@ class PostgresEngine:
         limit: int,
         offset: int,
         estimate: int,
-    ) -> list[int]:
-        """Return ids of the tier's own matches in id order: a bounded walk, else a bitmap."""
-        conn.exec_driver_sql(_PLAN)
-        params = {**_params(query), "n": limit, "o": offset, "scan": WALK_BUDGET}
-        page = "ORDER BY id LIMIT :n OFFSET :o"
-        if tier != EXACT and estimate > WALK_BUDGET / 2:
-            documents = float(conn.execute(_SIZE).scalar_one())
+        tag: str,
+    ) -> tuple[str, dict[str, object]]:
+        """Return a SELECT of the ids of the tier's own matches in id order, its parameters named
+        with ``tag``: a walk of the primary key where the matches are dense among the most
+        popular documents, else a bitmap scan of the tier's index and a top-N sort."""
+        params = {**_params(query), f"n{tag}": limit, f"o{tag}": offset}
+        kinds = " AND kind IN :kinds" if query.kinds else ""
+        people = " AND id NOT IN :people" if query.people else ""
+        where = f"{_OWN[tier]}{kinds}{people}"
+        order = "id"
+        if tier != EXACT:
             # Rows a walk should read if the tier's matches were spread evenly over the ids.
-            expected = (offset + limit) * documents / estimate
-            if expected < WALK_BUDGET / 2:
-                conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
-                walked = conn.execute(_select("id", _HEAD, _OWN[tier], query, page), params)
-                found = list(walked.scalars())
-                conn.exec_driver_sql("SET LOCAL enable_bitmapscan = on")
-                if len(found) == limit or documents <= WALK_BUDGET:
-                    return found
-        if tier != EXACT:  # a bitmap scan and a top-N sort, not a walk of the whole table
-            conn.exec_driver_sql("SET LOCAL enable_indexscan = off")
-        stmt = _select("id", "search_documents", _OWN[tier], query, page)
-        found = list(conn.execute(stmt, params).scalars())
-        conn.exec_driver_sql("SET LOCAL enable_indexscan = on")
-        return found
+            expected = (offset + limit) * _documents(conn) / max(estimate, 1)
+            if expected >= WALK_BUDGET / 2:
+                # ``id + 0`` is the same order, but no index gives it: the planner cannot walk
+                # the primary key through sparse matches, it reads the GIN candidates instead.
+                order = "id + 0"
+        sql = f"SELECT id FROM search_documents WHERE {where} ORDER BY {order} LIMIT :n{tag} OFFSET :o{tag}"  # noqa: S608, E501  # nosec B608 # constant fragments, bound values
+        return sql, params
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return the words most similar to ``word`` by trigrams (pg_trgm)."""

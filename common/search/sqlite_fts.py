@@ -12,15 +12,11 @@ from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key
 from common.search.text import ParsedQuery
 
 _EXACT_WHERE = "title_key = :tkey AND title_terms = :key"
+_EXACT_IDS = f"SELECT id FROM search_documents WHERE {_EXACT_WHERE}"  # noqa: S608  # nosec B608 # constant
 # "{people}" is where the artists the query names are left out (``_stmt``).
 _COUNT = "SELECT count(*) FROM search_fts WHERE search_fts MATCH :m{people}"
 _FETCH = (
     "SELECT rowid FROM search_fts WHERE search_fts MATCH :m{people} "
-    "ORDER BY rowid LIMIT :n OFFSET :o"
-)
-_FETCH_NOT_EXACT = (
-    "SELECT rowid FROM search_fts WHERE search_fts MATCH :m AND rowid NOT IN (SELECT id FROM "
-    "search_documents WHERE title_key = :tkey AND title_terms = :key){people} "
     "ORDER BY rowid LIMIT :n OFFSET :o"
 )
 _SIMILAR = text(
@@ -110,7 +106,7 @@ class SqliteEngine:
         found = conn.execute(_stmt(_FETCH, query), {"m": match, "n": 1, "o": 0})
         return found.first() is not None
 
-    def fetch(
+    def page(
         self,
         conn: Connection,
         query: ParsedQuery,
@@ -118,24 +114,28 @@ class SqliteEngine:
         limit: int,
         offset: int,
         estimate: int,
-    ) -> list[int]:
-        """Return ids of the tier's own matches in id order (FTS5 needs no plan choice)."""
+        tag: str,
+    ) -> tuple[str, dict[str, object]]:
+        """Return a SELECT of the ids of the tier's own matches in id order (FTS5 needs no plan
+        choice), its parameters named with ``tag``."""
+        page = f"ORDER BY {{col}} LIMIT :n{tag} OFFSET :o{tag}"
+        params: dict[str, object] = {f"n{tag}": limit, f"o{tag}": offset}
+        people = " AND {col} NOT IN :people" if query.people else ""
         if tier == EXACT:
-            where, params = _exact_params(query)
-            template = (
-                f"SELECT id FROM search_documents WHERE {where}{{people}} "  # noqa: S608  # nosec B608 # constant fragments, bound values
-                "ORDER BY id LIMIT :n OFFSET :o"
-            )
-            stmt = _stmt(template, query, "id")
-            return list(conn.execute(stmt, {**params, "n": limit, "o": offset}).scalars())
+            where, exact = _exact_params(query)
+            params.update(exact)
+            sql = f"SELECT id FROM search_documents WHERE {where}{people} {page}"  # noqa: S608  # nosec B608 # constant fragments, bound values
+            return sql.format(col="id"), params
         exprs = expressions(query)
         if tier == PHRASE:
-            params = {"m": _with_kinds(exprs[PHRASE], query), "n": limit, "o": offset}
+            params[f"m{tag}"] = _with_kinds(exprs[PHRASE], query)
             params.update(tkey=title_key(query), key=query.key)
-            return list(conn.execute(_stmt(_FETCH_NOT_EXACT, query), params).scalars())
-        match = f"({_with_kinds(exprs[tier], query)}) NOT ({exprs[tier - 1]})"
-        found = conn.execute(_stmt(_FETCH, query), {"m": match, "n": limit, "o": offset})
-        return list(found.scalars())
+            where = f"search_fts MATCH :m{tag} AND rowid NOT IN ({_EXACT_IDS})"
+        else:
+            params[f"m{tag}"] = f"({_with_kinds(exprs[tier], query)}) NOT ({exprs[tier - 1]})"
+            where = f"search_fts MATCH :m{tag}"
+        sql = f"SELECT rowid AS id FROM search_fts WHERE {where}{people} {page}"  # noqa: S608  # nosec B608 # constant fragments, bound values
+        return sql.format(col="rowid"), params
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return the words sharing the most trigrams with ``word`` (padded like pg_trgm)."""

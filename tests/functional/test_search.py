@@ -24,6 +24,7 @@ from common.stores import Stores
 from resource_server.app import create_app
 from tests import factories
 from tests.conftest import SAMPLE_DATA, truncate_all
+from tests.functional.catalog_support import counting
 from tests.functional.conftest import LiveServer, start_server
 from tests.functional.user_api_support import make_caller, xapp_headers
 
@@ -324,3 +325,21 @@ def test_reindex_command(museum: Museum, base_settings: Settings) -> None:
     assert result.exit_code == 0, result.output
     assert "0 written, 0 removed" in result.output  # the loaders left the index up to date
     assert "408 artist, 505 artwork" in result.output
+
+
+@pytest.mark.parametrize("q", ["Turner", "untitled", "portrait", "Teenie Harris", "landscape"])
+def test_a_page_costs_the_same_queries_whatever_its_size(museum: Museum, q: str) -> None:
+    """Hits and their fields come from the tier reads: no query per hit, nor for the page."""
+    museum.ok(q=q)  # the token's first request also reads its application's limit
+    counts = {}
+    for size in (1, 10, 50):
+        with counting(museum.engine) as statements:
+            body = museum.ok(q=q, size=size)
+        assert len(body["_embedded"]["results"]) == min(size, body["total_count"])
+        counts[size] = [s for s in statements if "search_" in s]
+        assert len(statements) == len(counts[size]), statements  # nothing else on the path
+    # The total, the artists the query names, then one read for the hits and their fields.
+    assert [len(c) for c in counts.values()] == [3, 3, 3], counts
+    with counting(museum.engine) as statements:
+        museum.ok(q=q, size=5, offset=min(20, body["total_count"] - 1))
+    assert len(statements) <= 3 + 4  # a deep page also counts the tiers it starts past
