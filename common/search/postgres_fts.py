@@ -1,26 +1,28 @@
 """The PostgreSQL engine: generated tsvector columns with GIN indexes, pg_trgm for spelling.
 
 GIN finds the matching rows but cannot return them in id order. A tier's page is therefore read
-one of two ways: when its matches are likely dense among the most popular documents (reading
-under ``WALK_BUDGET / 2`` rows in id order should fill it), a walk of the primary key that stops
-when the page is full; otherwise a bitmap scan of the tier's GIN candidates and a top-N sort,
-whose cost is bounded by the number of matches. The choice is written into the statement
-(``ORDER BY id + 0`` rules the walk out), not into planner settings: the catalog's reads run on
-autocommit connections, where ``SET LOCAL`` has no effect. A tier is counted on its own index,
-and only when a deep page needs it.
+one of two ways: when its matches are likely dense among the most popular documents, a bounded
+walk of the primary key (at most ``WALK_BUDGET`` rows in id order, then the page is complete or
+the walk gives up); otherwise, or when the walk gives up, a bitmap scan of the tier's candidates
+and a top-N sort, whose cost is bounded by the number of matches. The choice is written into
+the statement (the walk's bounded subquery; ``ORDER BY id + 0``, which no index gives, for the
+bitmap), not into planner settings: the catalog's reads run on autocommit connections, where
+``SET LOCAL`` has no effect. A tier is counted on its own index, and only when a deep page
+needs it.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from sqlalchemy import Connection, Engine, TextClause, bindparam, text
+from sqlalchemy import Connection, Engine, Row, TextClause, bindparam, text
 
-from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key
+from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key, with_fields
 from common.search.schema import TS_CONFIG
 from common.search.text import ParsedQuery
 
-# A tier's page walks the primary key when that should read under half this many rows.
+# Rows a walk may read before it gives up; it is tried when it should need under half of them.
 WALK_BUDGET = 4000
 # How long the table's size (the planner's estimate) is reused before it is read again.
 SIZE_TTL = 60.0
@@ -43,6 +45,11 @@ _OWN = {
     TITLE: f"{_MATCH[TITLE]} AND NOT {_MATCH[PREFIX]}",
     ANY: f"{_MATCH[ANY]} AND NOT {_MATCH[TITLE]}",
 }
+# The most popular documents, which a walk reads in id order.
+_HEAD = (
+    "(SELECT id, kind, title_key, title_terms, title_tsv, tsv FROM search_documents "
+    "ORDER BY id LIMIT :scan) AS head"
+)
 _SIZE = text("SELECT greatest(reltuples, 1) FROM pg_class WHERE oid = 'search_documents'::regclass")
 _SIMILAR = text(
     "SELECT word, documents FROM search_words WHERE word % :w "
@@ -95,10 +102,12 @@ def _params(query: ParsedQuery) -> dict[str, object]:
 
 def _select(what: str, source: str, where: str, query: ParsedQuery, tail: str = "") -> TextClause:
     """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail, leaving
-    out the artists the query names (``query.people``)."""
+    out the artists the query names (``query.people``); a page of ids (``ORDER BY``) comes
+    with its fields."""
     kinds = " AND kind IN :kinds" if query.kinds else ""
     people = " AND id NOT IN :people" if query.people else ""
-    stmt = text(f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}")  # noqa: S608  # nosec B608 # constant fragments, bound values
+    sql = f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}"  # noqa: S608  # nosec B608 # constant fragments, bound values
+    stmt = text(with_fields(sql) if "ORDER BY" in tail else sql)
     if query.kinds:
         stmt = stmt.bindparams(bindparam("kinds", expanding=True))
     if query.people:
@@ -119,7 +128,7 @@ class PostgresEngine:
         stmt = _select("1", "search_documents", _MATCH[ANY], query, "LIMIT 1")
         return conn.execute(stmt, _params(query)).first() is not None
 
-    def page(
+    def fetch(
         self,
         conn: Connection,
         query: ParsedQuery,
@@ -127,25 +136,25 @@ class PostgresEngine:
         limit: int,
         offset: int,
         estimate: int,
-        tag: str,
-    ) -> tuple[str, dict[str, object]]:
-        """Return a SELECT of the ids of the tier's own matches in id order, its parameters named
-        with ``tag``: a walk of the primary key where the matches are dense among the most
-        popular documents, else a bitmap scan of the tier's index and a top-N sort."""
-        params = {**_params(query), f"n{tag}": limit, f"o{tag}": offset}
-        kinds = " AND kind IN :kinds" if query.kinds else ""
-        people = " AND id NOT IN :people" if query.people else ""
-        where = f"{_OWN[tier]}{kinds}{people}"
-        order = "id"
-        if tier != EXACT:
+    ) -> list[Row[Any]]:
+        """Return the tier's own matches in id order with their fields: a bounded walk of the
+        primary key where they should be dense, else (or when the walk gives up) a bitmap."""
+        params = {**_params(query), "n": limit, "o": offset, "scan": WALK_BUDGET}
+        page = "LIMIT :n OFFSET :o"
+        if tier != EXACT and estimate > WALK_BUDGET / 2:
+            documents = _documents(conn)
             # Rows a walk should read if the tier's matches were spread evenly over the ids.
-            expected = (offset + limit) * _documents(conn) / max(estimate, 1)
-            if expected >= WALK_BUDGET / 2:
-                # ``id + 0`` is the same order, but no index gives it: the planner cannot walk
-                # the primary key through sparse matches, it reads the GIN candidates instead.
-                order = "id + 0"
-        sql = f"SELECT id FROM search_documents WHERE {where} ORDER BY {order} LIMIT :n{tag} OFFSET :o{tag}"  # noqa: S608, E501  # nosec B608 # constant fragments, bound values
-        return sql, params
+            if (offset + limit) * documents / estimate < WALK_BUDGET / 2:
+                walk = _select("id", _HEAD, _OWN[tier], query, f"ORDER BY id {page}")
+                found = list(conn.execute(walk, params))
+                if len(found) == limit or documents <= WALK_BUDGET:
+                    return found
+        # ``id + 0`` is the same order, but no index gives it: the planner reads the tier's
+        # GIN candidates and sorts the top N, it cannot walk the whole primary key through
+        # sparse matches. The exact tier's B-tree (title_key, id) gives the order itself.
+        order = "id" if tier == EXACT else "id + 0"
+        stmt = _select("id", "search_documents", _OWN[tier], query, f"ORDER BY {order} {page}")
+        return list(conn.execute(stmt, params))
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return the words most similar to ``word`` by trigrams (pg_trgm)."""

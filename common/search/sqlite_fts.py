@@ -6,9 +6,11 @@ prefixes on its posting lists, so each tier is one MATCH with ``ORDER BY rowid L
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, Engine, TextClause, bindparam, text
+from typing import Any
 
-from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key
+from sqlalchemy import Connection, Engine, Row, TextClause, bindparam, text
+
+from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key, with_fields
 from common.search.text import ParsedQuery
 
 _EXACT_WHERE = "title_key = :tkey AND title_terms = :key"
@@ -106,7 +108,7 @@ class SqliteEngine:
         found = conn.execute(_stmt(_FETCH, query), {"m": match, "n": 1, "o": 0})
         return found.first() is not None
 
-    def page(
+    def fetch(
         self,
         conn: Connection,
         query: ParsedQuery,
@@ -114,10 +116,17 @@ class SqliteEngine:
         limit: int,
         offset: int,
         estimate: int,
-        tag: str,
+    ) -> list[Row[Any]]:
+        """Return the tier's own matches in id order with their fields (FTS5 needs no plan
+        choice)."""
+        sql, params = self._page(query, tier, limit, offset)
+        return list(conn.execute(_stmt(with_fields(sql), query), params))
+
+    def _page(
+        self, query: ParsedQuery, tier: int, limit: int, offset: int
     ) -> tuple[str, dict[str, object]]:
-        """Return a SELECT of the ids of the tier's own matches in id order (FTS5 needs no plan
-        choice), its parameters named with ``tag``."""
+        """Return a SELECT of the ids of the tier's own matches in id order, and its values."""
+        tag = ""
         page = f"ORDER BY {{col}} LIMIT :n{tag} OFFSET :o{tag}"
         params: dict[str, object] = {f"n{tag}": limit, f"o{tag}": offset}
         people = " AND {col} NOT IN :people" if query.people else ""

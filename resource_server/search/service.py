@@ -3,20 +3,21 @@
 Ranking (see ``plan``): the artists the query names (``people``), then exact title match, then
 phrase (and prefix) matches in the title, then the other title matches, then matches anywhere in
 the document; popularity orders each tier.
-Only the tiers the requested window overlaps are read, and a page's hits come with their fields
-from one statement, whatever the number of hits or tiers.
+Only the tiers the requested window overlaps are read, each tier's hits with their fields in one
+statement: a page costs at most one statement per tier, whatever its number of hits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from sqlalchemy import Connection, bindparam, text
+from sqlalchemy import Connection, Row, bindparam, text
 
 from common.search import spelling
 from common.search.documents import KINDS
 from common.search.people import find_people
-from common.search.plan import ANY, PERSON, SearchEngine, tiers_for
+from common.search.plan import ANY, PERSON, SearchEngine, tiers_for, with_fields
 from common.search.registry import engine_for
 from common.search.text import ParsedQuery, parse_query, split_kind_filter
 from resource_server.errors import ParamError
@@ -73,26 +74,23 @@ def parse_request_kinds(q: str, types: tuple[str, ...]) -> tuple[str, tuple[str,
     return text, None if kinds is None else tuple(k for k in KINDS if k in kinds)
 
 
-# One part of a page: ``limit`` of a tier's own matches from ``offset``, and an upper bound of
-# their number (for the engine's choice of plan).
-Segment = tuple[int, int, int, int]
-_HIT_COLUMNS = "d.kind, d.resource_id, d.title, d.description, d.thumbnail, d.permalink"
-
-
 def window(
     conn: Connection, engine: SearchEngine, query: ParsedQuery, total: int, size: int, offset: int
-) -> list[Segment]:
-    """Return the tiers that results ``offset`` to ``offset + size`` may come from, each with the
-    window into it: ``(tier, limit, offset, estimate)``.
+) -> list[Hit]:
+    """Return results ``offset`` to ``offset + size``, tier by tier, each tier's with their
+    fields in one statement.
 
-    A tier is counted only when the window starts past it (a deep page); from the tier the
-    window starts in, every later tier may be needed, as the tiers' sizes are not counted.
+    A tier is counted only when the window starts past it (a deep page); the first page reads
+    the best tiers until it is full, and learns a tier's size from a fetch that runs out. So a
+    page costs at most one statement per tier, whatever its number of hits.
     """
+    hits: list[Hit] = []
     skip = offset
     before = 0  # matches in the tiers already passed
     people = len(query.people)  # in every tier's set, counted apart from the engine's
-    segments: list[Segment] = []
     for tier in tiers_for(query):
+        if len(hits) >= size:
+            break
         whole = total if tier == ANY else people if tier == PERSON else None
         if skip and whole is None:
             whole = engine.count(conn, query, tier) + people
@@ -101,39 +99,28 @@ def window(
             before = whole
             continue
         estimate = total - before if whole is None else whole - before
-        segments.append((tier, size, skip, estimate))
-        if whole is not None:
-            before = whole
-        skip = 0
-    return segments
-
-
-def read_hits(
-    conn: Connection, engine: SearchEngine, query: ParsedQuery, segments: list[Segment], size: int
-) -> list[Hit]:
-    """Read the page in one statement: every segment's ids, tier by tier, with their fields."""
-    if not segments:
-        return []
-    parts: list[str] = []
-    params: dict[str, object] = {"size": size}
-    for rank, (tier, limit, skip, estimate) in enumerate(segments):
-        tag = str(rank)
+        need = size - len(hits)
         if tier == PERSON:
-            sql = f"SELECT id FROM search_documents WHERE id IN :people ORDER BY id LIMIT :n{tag} OFFSET :o{tag}"  # noqa: S608, E501  # nosec B608 # constant fragments, bound values
-            part: dict[str, object] = {f"n{tag}": limit, f"o{tag}": skip}
+            found = _people(conn, query.people[skip : skip + need])
         else:
-            sql, part = engine.page(conn, query, tier, limit, skip, estimate, tag)
-        params.update(part)
-        parts.append(f"SELECT {rank} AS tier, id FROM ({sql}) AS t{tag}")  # noqa: S608  # nosec B608 # constant fragments, bound values
-    stmt = text(
-        f"SELECT d.id, {_HIT_COLUMNS} FROM ({' UNION ALL '.join(parts)}) AS c "  # noqa: S608  # nosec B608 # constant fragments, bound values
-        "JOIN search_documents d ON d.id = c.id ORDER BY c.tier, c.id LIMIT :size"
-    )
-    if query.people:
-        stmt = stmt.bindparams(bindparam("people", list(query.people), expanding=True))
-    if query.kinds and "kinds" in params:
-        stmt = stmt.bindparams(bindparam("kinds", expanding=True))
-    return [Hit(*row[1:]) for row in conn.execute(stmt, params)]
+            found = engine.fetch(conn, query, tier, need, skip, estimate)
+        hits += [_hit(row) for row in found]
+        before = whole if whole is not None else before + len(found)
+        skip = 0
+    return hits
+
+
+def _hit(row: Row[Any]) -> Hit:
+    """Return the result a row of ``HIT_COLUMNS`` describes."""
+    return Hit(row.kind, row.resource_id, row.title, row.description, row.thumbnail, row.permalink)
+
+
+def _people(conn: Connection, ids: tuple[int, ...]) -> list[Row[Any]]:
+    """Return the named artists' documents with their fields, in id order."""
+    if not ids:
+        return []
+    stmt = text(with_fields("SELECT id FROM search_documents WHERE id IN :ids"))
+    return list(conn.execute(stmt.bindparams(bindparam("ids", list(ids), expanding=True))))
 
 
 def search(conn: Connection, request: SearchRequest) -> SearchPage:
@@ -154,5 +141,4 @@ def search(conn: Connection, request: SearchRequest) -> SearchPage:
         )
         return SearchPage(0, correction=new_q + filters)
     query = replace(query, people=find_people(conn, query))
-    segments = window(conn, engine, query, total, request.size, request.offset)
-    return SearchPage(total, read_hits(conn, engine, query, segments, request.size))
+    return SearchPage(total, window(conn, engine, query, total, request.size, request.offset))

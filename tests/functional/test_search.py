@@ -328,18 +328,16 @@ def test_reindex_command(museum: Museum, base_settings: Settings) -> None:
 
 
 @pytest.mark.parametrize("q", ["Turner", "untitled", "portrait", "Teenie Harris", "landscape"])
-def test_a_page_costs_the_same_queries_whatever_its_size(museum: Museum, q: str) -> None:
-    """Hits and their fields come from the tier reads: no query per hit, nor for the page."""
-    museum.ok(q=q)  # the token's first request also reads its application's limit
-    counts = {}
-    for size in (1, 10, 50):
+def test_a_page_costs_at_most_one_query_per_tier_whatever_its_size(museum: Museum, q: str) -> None:
+    """Hits come with their fields from each tier's read: no query per hit, nor for the page."""
+    # The token's first request also reads its application's limit: not counted.
+    total = int(museum.ok(q=q, size=1)["total_count"])
+    for size, offset in ((1, 0), (10, 0), (50, 0), (5, min(20, total - 1))):
         with counting(museum.engine) as statements:
-            body = museum.ok(q=q, size=size)
-        assert len(body["_embedded"]["results"]) == min(size, body["total_count"])
-        counts[size] = [s for s in statements if "search_" in s]
-        assert len(statements) == len(counts[size]), statements  # nothing else on the path
-    # The total, the artists the query names, then one read for the hits and their fields.
-    assert [len(c) for c in counts.values()] == [3, 3, 3], counts
-    with counting(museum.engine) as statements:
-        museum.ok(q=q, size=5, offset=min(20, body["total_count"] - 1))
-    assert len(statements) <= 3 + 4  # a deep page also counts the tiers it starts past
+            body = museum.ok(q=q, size=size, offset=offset)
+        assert len(body["_embedded"]["results"]) <= size
+        assert all("search_" in s for s in statements), statements  # nothing else on the path
+        # The total, the artists the query names, then one read per tier at most (hits and
+        # their fields together); a deep page also counts the tiers it starts past.
+        reads = [s for s in statements if "d.permalink" in s]
+        assert 1 <= len(reads) <= 6 and len(statements) <= 2 + 6 + (4 if offset else 0)
