@@ -100,14 +100,16 @@ def _params(query: ParsedQuery) -> dict[str, object]:
     return params
 
 
-def _select(what: str, source: str, where: str, query: ParsedQuery, tail: str = "") -> TextClause:
+def _select(
+    what: str, source: str, where: str, query: ParsedQuery, tail: str = "", page: bool = False
+) -> TextClause:
     """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail, leaving
-    out the artists the query names (``query.people``); a page of ids (``ORDER BY``) comes
-    with its fields."""
+    out the artists the query names (``query.people``); a ``page`` of ids comes with its
+    fields (``with_fields``)."""
     kinds = " AND kind IN :kinds" if query.kinds else ""
     people = " AND id NOT IN :people" if query.people else ""
     sql = f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}"  # noqa: S608  # nosec B608 # constant fragments, bound values
-    stmt = text(with_fields(sql) if "ORDER BY" in tail else sql)
+    stmt = text(with_fields(sql) if page else sql)
     if query.kinds:
         stmt = stmt.bindparams(bindparam("kinds", expanding=True))
     if query.people:
@@ -140,12 +142,12 @@ class PostgresEngine:
         """Return the tier's own matches in id order with their fields: a bounded walk of the
         primary key where they should be dense, else (or when the walk gives up) a bitmap."""
         params = {**_params(query), "n": limit, "o": offset, "scan": WALK_BUDGET}
-        page = "LIMIT :n OFFSET :o"
+        limits = "LIMIT :n OFFSET :o"
         if tier != EXACT and estimate > WALK_BUDGET / 2:
             documents = _documents(conn)
             # Rows a walk should read if the tier's matches were spread evenly over the ids.
             if (offset + limit) * documents / estimate < WALK_BUDGET / 2:
-                walk = _select("id", _HEAD, _OWN[tier], query, f"ORDER BY id {page}")
+                walk = _select("id", _HEAD, _OWN[tier], query, f"ORDER BY id {limits}", page=True)
                 found = list(conn.execute(walk, params))
                 if len(found) == limit or documents <= WALK_BUDGET:
                     return found
@@ -153,7 +155,8 @@ class PostgresEngine:
         # GIN candidates and sorts the top N, it cannot walk the whole primary key through
         # sparse matches. The exact tier's B-tree (title_key, id) gives the order itself.
         order = "id" if tier == EXACT else "id + 0"
-        stmt = _select("id", "search_documents", _OWN[tier], query, f"ORDER BY {order} {page}")
+        tail = f"ORDER BY {order} {limits}"
+        stmt = _select("id", "search_documents", _OWN[tier], query, tail, page=True)
         return list(conn.execute(stmt, params))
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:

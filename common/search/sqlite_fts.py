@@ -126,25 +126,24 @@ class SqliteEngine:
         self, query: ParsedQuery, tier: int, limit: int, offset: int
     ) -> tuple[str, dict[str, object]]:
         """Return a SELECT of the ids of the tier's own matches in id order, and its values."""
-        tag = ""
-        page = f"ORDER BY {{col}} LIMIT :n{tag} OFFSET :o{tag}"
-        params: dict[str, object] = {f"n{tag}": limit, f"o{tag}": offset}
-        people = " AND {col} NOT IN :people" if query.people else ""
+        params: dict[str, object] = {"n": limit, "o": offset}
         if tier == EXACT:
             where, exact = _exact_params(query)
             params.update(exact)
-            sql = f"SELECT id FROM search_documents WHERE {where}{people} {page}"  # noqa: S608  # nosec B608 # constant fragments, bound values
-            return sql.format(col="id"), params
+            people = " AND id NOT IN :people" if query.people else ""
+            sql = f"SELECT id FROM search_documents WHERE {where}{people} ORDER BY id"  # noqa: S608  # nosec B608 # constant fragments, bound values
+            return f"{sql} LIMIT :n OFFSET :o", params
         exprs = expressions(query)
         if tier == PHRASE:
-            params[f"m{tag}"] = _with_kinds(exprs[PHRASE], query)
+            params["m"] = _with_kinds(exprs[PHRASE], query)
             params.update(tkey=title_key(query), key=query.key)
-            where = f"search_fts MATCH :m{tag} AND rowid NOT IN ({_EXACT_IDS})"
+            where = f"search_fts MATCH :m AND rowid NOT IN ({_EXACT_IDS})"
         else:
-            params[f"m{tag}"] = f"({_with_kinds(exprs[tier], query)}) NOT ({exprs[tier - 1]})"
-            where = f"search_fts MATCH :m{tag}"
-        sql = f"SELECT rowid AS id FROM search_fts WHERE {where}{people} {page}"  # noqa: S608  # nosec B608 # constant fragments, bound values
-        return sql.format(col="rowid"), params
+            params["m"] = f"({_with_kinds(exprs[tier], query)}) NOT ({exprs[tier - 1]})"
+            where = "search_fts MATCH :m"
+        people = " AND rowid NOT IN :people" if query.people else ""
+        sql = f"SELECT rowid AS id FROM search_fts WHERE {where}{people} ORDER BY rowid"  # noqa: S608  # nosec B608 # constant fragments, bound values
+        return f"{sql} LIMIT :n OFFSET :o", params
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return the words sharing the most trigrams with ``word`` (padded like pg_trgm)."""
