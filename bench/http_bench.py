@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -171,19 +171,32 @@ def start(name: str, argv: list[str], env: dict[str, str], port: int) -> Server:
 
 
 def serve(
-    name: str, service: str, workers: int, env: dict[str, str], cores: str | None = None
+    name: str,
+    service: str,
+    workers: int,
+    env: dict[str, str],
+    cores: str | None = None,
+    server: str = "waitress",
 ) -> Server:
     """Start ``artcat serve SERVICE --workers N`` (or the baseline) on a free port.
 
     ``cores`` (a taskset list such as "0") confines the server to those cores: it pins its
-    workers within them.
+    workers within them. ``server`` "granian" serves the baseline and the catalog with granian
+    (WSGI mode, ``bench/granian_app.py``) instead; the auth server stays on waitress.
     """
     port = free_port()
-    if service == "baseline":
+    if server == "granian" and service in ("baseline", "resource"):
+        factory = "hello" if service == "baseline" else "resource"
+        argv = [str(Path(sys.executable).with_name("granian")), "--interface", "wsgi"]
+        argv += ["--factory", f"bench.granian_app:{factory}", "--working-dir", str(ROOT)]
+        argv += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
+        argv += ["--blocking-threads", "4", "--no-ws", "--http", "1", "--log-level", "warning"]
+    elif service == "baseline":
         argv = [sys.executable, str(ROOT / "bench" / "hello_app.py")]
     else:
         argv = [ARTCAT, "serve", service, "--no-demo"]
-    argv += ["--port", str(port), "--workers", str(workers), "--threads", "4"]
+    if argv[-1] != "warning":
+        argv += ["--port", str(port), "--workers", str(workers), "--threads", "4"]
     if cores is not None and shutil.which("taskset"):
         argv = ["taskset", "-c", cores, *argv]
     return start(name, argv, env, port)
@@ -395,6 +408,11 @@ def catalog_scenarios(fx: Fixture) -> list[Scenario]:
     for conns in (8, 32, 64):
         out.append(Scenario(f"baseline c{conns}", "baseline", hello, conns))
         out.append(Scenario(f"artwork c{conns}", "resource", items, conns))
+    # The per-request fixed cost: the middleware alone (no token), then with the request gate
+    # (a token checked and counted, then a 400 for a blank search: no database read).
+    out.append(Scenario("healthz c32", "resource", [("GET", "/healthz", {}, None)], 32))
+    gated = [("GET", "/api/search?q=", auth, None)]
+    out.append(Scenario("token + 400 c32", "resource", gated, 32, expect_status_errors=True))
     # The same items with the rendered-document cache off: what a cold cache costs.
     out.append(Scenario("artwork uncached c32", "uncached", items, 32))
     out.append(
@@ -544,13 +562,16 @@ def xapp_token(url: str, fx: Fixture) -> str:
 
 @contextlib.contextmanager
 def running(
-    *specs: tuple[str, str, int, dict[str, str]], env: dict[str, str], cores: str | None = None
+    *specs: tuple[str, str, int, dict[str, str]],
+    env: dict[str, str],
+    cores: str | None = None,
+    server: str = "waitress",
 ) -> Iterator[dict[str, Server]]:
     """Start the named servers (each with its own extra environment); stop them all after."""
     servers: dict[str, Server] = {}
     try:
         for name, service, workers, extra in specs:
-            servers[name] = serve(name, service, workers, {**env, **extra}, cores)
+            servers[name] = serve(name, service, workers, {**env, **extra}, cores, server)
         yield servers
     finally:
         for server in servers.values():
@@ -617,6 +638,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per path (the median is kept)")
     parser.add_argument("--only", choices=["catalog", "auth"], help="one part only")
     parser.add_argument("--skip-2workers", action="store_true", help="pinned setup only")
+    parser.add_argument("--skip-deep", action="store_true", help="no deep-cursor path")
+    parser.add_argument(
+        "--compare",
+        metavar="CHECKOUT",
+        help="also serve the catalog from another checkout (a worktree of main: the code before "
+        "a change), each of its paths run next to this one's, marked (before)",
+    )
+    parser.add_argument(
+        "--server", choices=["waitress", "granian"], default="waitress", help="catalog's server"
+    )
     args = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is needed: apt-get install -y wrk")
@@ -634,6 +665,7 @@ def main() -> None:
     out = ["## Machine", "", *(f"- {k}: {v}" for k, v in info.items()), ""]
     out.append(f"- artworks in the catalog: {fx.artworks:,}")
     out.append(f"- {args.runs} runs of {args.duration:g} s per path, medians; wrk 2 threads")
+    out.append(f"- catalog and baseline served by {args.server}")
     out.append("")
 
     setups = [("pinned: 1 worker on core 0, wrk on core 1", 1, 1)]  # (title, workers, wrk core)
@@ -647,15 +679,32 @@ def main() -> None:
                 ("uncached", "resource", workers, {"DOCUMENT_CACHE_SIZE": "0"}),
                 ("baseline", "baseline", workers, {}),
             ]
+            if args.compare:
+                before = {"PYTHONPATH": args.compare}
+                specs += [
+                    ("resource-before", "resource", workers, before),
+                    (
+                        "uncached-before",
+                        "resource",
+                        workers,
+                        {**before, "DOCUMENT_CACHE_SIZE": "0"},
+                    ),
+                ]
         server_cores = None if core is None else str(1 - core)  # the core wrk does not use
-        with running(*specs, env=env, cores=server_cores) as servers:
+        with running(*specs, env=env, cores=server_cores, server=args.server) as servers:
             fx.xapp_token = xapp_token(servers["auth"].url, fx)
             scenarios: list[Scenario] = []
             if args.only != "auth":
-                if not fx.deep_path and fx.artworks > DEEP:
+                if not fx.deep_path and fx.artworks > DEEP and not args.skip_deep:
                     print("walking to the deep cursor ...", file=sys.stderr)
                     fx.deep_path = deep_cursor(servers["resource"].url, fx.xapp_token, DEEP)
                 scenarios += catalog_scenarios(fx)
+                if args.compare:
+                    scenarios += [
+                        replace(s, name=f"{s.name} (before)", server=f"{s.server}-before")
+                        for s in catalog_scenarios(fx)
+                        if s.server != "baseline"
+                    ]
             if args.only != "catalog":
                 scenarios += auth_scenarios(fx)
             cred = throttle = None

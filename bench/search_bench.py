@@ -118,7 +118,7 @@ def bench_in_process(stores: Stores, queries: list[str], rounds: int) -> list[st
     """Time every query through the query interface, ``rounds`` times after a warm-up."""
 
     def run(q: str) -> Any:
-        with stores.sessions() as session:
+        with stores.reads() as session:  # as the service reads: autocommit on PostgreSQL
             return search(session.connection(), SearchRequest(q))
 
     outcome = {q: run(q) for q in queries}  # warm-up (caches, connections)

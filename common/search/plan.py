@@ -13,9 +13,9 @@ an engine returns a tier's best matches in id order without ranking every match.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, Row
 
 from common.search.models import TITLE_KEY_CHARS
 from common.search.text import ParsedQuery
@@ -32,6 +32,19 @@ def tiers_for(query: ParsedQuery) -> tuple[int, ...]:
         skip.add(TITLE)
     first = (PERSON,) if query.people else ()
     return first + tuple(t for t in TIERS if t not in skip)
+
+
+# What a result shows of its document, read with the ids of a page (``with_fields``).
+HIT_COLUMNS = "d.id, d.kind, d.resource_id, d.title, d.description, d.thumbnail, d.permalink"
+
+
+def with_fields(ids: str) -> str:
+    """Wrap a SELECT of an ``id`` column (in id order) so that its rows come with the fields a
+    result shows: one statement for a page's hits and their fields."""
+    return (
+        f"SELECT {HIT_COLUMNS} FROM ({ids}) AS page "  # noqa: S608  # nosec B608 # constant fragments
+        "JOIN search_documents d ON d.id = page.id ORDER BY d.id"
+    )
 
 
 def title_key(query: ParsedQuery) -> str:
@@ -59,9 +72,9 @@ class SearchEngine(Protocol):
         limit: int,
         offset: int,
         estimate: int,
-    ) -> list[int]:
-        """Return ids of the tier's own matches (not in the tier before, nor ``query.people``),
-        in id order.
+    ) -> list[Row[Any]]:
+        """Return the tier's own matches (not in the tier before, nor ``query.people``) in id
+        order, each with its fields (``with_fields``), in one statement.
 
         ``estimate`` is the number of the tier's own matches, or an upper bound of it, for the
         engine to choose how to read them.

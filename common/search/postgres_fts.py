@@ -4,20 +4,29 @@ GIN finds the matching rows but cannot return them in id order. A tier's page is
 one of two ways: when its matches are likely dense among the most popular documents, a bounded
 walk of the primary key (at most ``WALK_BUDGET`` rows in id order, then the page is complete or
 the walk gives up); otherwise, or when the walk gives up, a bitmap scan of the tier's candidates
-and a top-N sort, whose cost is bounded by the number of matches. A tier is counted on its own
-index, and only when a deep page needs it.
+and a top-N sort, whose cost is bounded by the number of matches. The choice is written into
+the statement (the walk's bounded subquery; ``ORDER BY id + 0``, which no index gives, for the
+bitmap), not into planner settings: the catalog's reads run on autocommit connections, where
+``SET LOCAL`` has no effect. A tier is counted on its own index, and only when a deep page
+needs it.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, Engine, TextClause, bindparam, text
+import time
+from typing import Any
 
-from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key
+from sqlalchemy import Connection, Engine, Row, TextClause, bindparam, text
+
+from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key, with_fields
 from common.search.schema import TS_CONFIG
 from common.search.text import ParsedQuery
 
 # Rows a walk may read before it gives up; it is tried when it should need under half of them.
 WALK_BUDGET = 4000
+# How long the table's size (the planner's estimate) is reused before it is read again.
+SIZE_TTL = 60.0
+_size: list[float] = [0.0, -SIZE_TTL]  # the size, and when it was read (monotonic)
 
 _Q = f"to_tsquery('{TS_CONFIG}'::regconfig, :%s)"
 _MATCH = {
@@ -36,13 +45,11 @@ _OWN = {
     TITLE: f"{_MATCH[TITLE]} AND NOT {_MATCH[PREFIX]}",
     ANY: f"{_MATCH[ANY]} AND NOT {_MATCH[TITLE]}",
 }
+# The most popular documents, which a walk reads in id order.
 _HEAD = (
     "(SELECT id, kind, title_key, title_terms, title_tsv, tsv FROM search_documents "
     "ORDER BY id LIMIT :scan) AS head"
 )
-# A sequential scan never beats the indexes here, but the planner picks one for LIMIT queries it
-# believes dense; parallel workers only add start-up time on these small reads.
-_PLAN = "SET LOCAL enable_seqscan = off; SET LOCAL max_parallel_workers_per_gather = 0"
 _SIZE = text("SELECT greatest(reltuples, 1) FROM pg_class WHERE oid = 'search_documents'::regclass")
 _SIMILAR = text(
     "SELECT word, documents FROM search_words WHERE word % :w "
@@ -65,6 +72,14 @@ _SYNC = (
 )
 
 
+def _documents(conn: Connection) -> float:
+    """Return the number of documents, as the planner estimates it (read once a minute)."""
+    now = time.monotonic()
+    if now - _size[1] >= SIZE_TTL:
+        _size[:] = [float(conn.execute(_SIZE).scalar_one()), now]
+    return _size[0]
+
+
 def _lexeme(word: str, prefix: bool = False) -> str:
     # Folded words hold letters and digits only, so quoting is enough to make them literal.
     return f"'{word}'" + (":*" if prefix else "")
@@ -85,12 +100,16 @@ def _params(query: ParsedQuery) -> dict[str, object]:
     return params
 
 
-def _select(what: str, source: str, where: str, query: ParsedQuery, tail: str = "") -> TextClause:
+def _select(
+    what: str, source: str, where: str, query: ParsedQuery, tail: str = "", page: bool = False
+) -> TextClause:
     """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail, leaving
-    out the artists the query names (``query.people``)."""
+    out the artists the query names (``query.people``); a ``page`` of ids comes with its
+    fields (``with_fields``)."""
     kinds = " AND kind IN :kinds" if query.kinds else ""
     people = " AND id NOT IN :people" if query.people else ""
-    stmt = text(f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}")  # noqa: S608  # nosec B608 # constant fragments, bound values
+    sql = f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}"  # noqa: S608  # nosec B608 # constant fragments, bound values
+    stmt = text(with_fields(sql) if page else sql)
     if query.kinds:
         stmt = stmt.bindparams(bindparam("kinds", expanding=True))
     if query.people:
@@ -103,13 +122,11 @@ class PostgresEngine:
 
     def count(self, conn: Connection, query: ParsedQuery, tier: int) -> int:
         """Return the size of a tier's set, counted on its own index (B-tree or GIN)."""
-        conn.exec_driver_sql(_PLAN)
         stmt = _select("count(*)", "search_documents", _MATCH[tier], query)
         return int(conn.execute(stmt, _params(query)).scalar_one())
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, stopping at the first match."""
-        conn.exec_driver_sql(_PLAN)
         stmt = _select("1", "search_documents", _MATCH[ANY], query, "LIMIT 1")
         return conn.execute(stmt, _params(query)).first() is not None
 
@@ -121,28 +138,26 @@ class PostgresEngine:
         limit: int,
         offset: int,
         estimate: int,
-    ) -> list[int]:
-        """Return ids of the tier's own matches in id order: a bounded walk, else a bitmap."""
-        conn.exec_driver_sql(_PLAN)
+    ) -> list[Row[Any]]:
+        """Return the tier's own matches in id order with their fields: a bounded walk of the
+        primary key where they should be dense, else (or when the walk gives up) a bitmap."""
         params = {**_params(query), "n": limit, "o": offset, "scan": WALK_BUDGET}
-        page = "ORDER BY id LIMIT :n OFFSET :o"
+        limits = "LIMIT :n OFFSET :o"
         if tier != EXACT and estimate > WALK_BUDGET / 2:
-            documents = float(conn.execute(_SIZE).scalar_one())
+            documents = _documents(conn)
             # Rows a walk should read if the tier's matches were spread evenly over the ids.
-            expected = (offset + limit) * documents / estimate
-            if expected < WALK_BUDGET / 2:
-                conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
-                walked = conn.execute(_select("id", _HEAD, _OWN[tier], query, page), params)
-                found = list(walked.scalars())
-                conn.exec_driver_sql("SET LOCAL enable_bitmapscan = on")
+            if (offset + limit) * documents / estimate < WALK_BUDGET / 2:
+                walk = _select("id", _HEAD, _OWN[tier], query, f"ORDER BY id {limits}", page=True)
+                found = list(conn.execute(walk, params))
                 if len(found) == limit or documents <= WALK_BUDGET:
                     return found
-        if tier != EXACT:  # a bitmap scan and a top-N sort, not a walk of the whole table
-            conn.exec_driver_sql("SET LOCAL enable_indexscan = off")
-        stmt = _select("id", "search_documents", _OWN[tier], query, page)
-        found = list(conn.execute(stmt, params).scalars())
-        conn.exec_driver_sql("SET LOCAL enable_indexscan = on")
-        return found
+        # ``id + 0`` is the same order, but no index gives it: the planner reads the tier's
+        # GIN candidates and sorts the top N, it cannot walk the whole primary key through
+        # sparse matches. The exact tier's B-tree (title_key, id) gives the order itself.
+        order = "id" if tier == EXACT else "id + 0"
+        tail = f"ORDER BY {order} {limits}"
+        stmt = _select("id", "search_documents", _OWN[tier], query, tail, page=True)
+        return list(conn.execute(stmt, params))
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return the words most similar to ``word`` by trigrams (pg_trgm)."""

@@ -6,21 +6,19 @@ prefixes on its posting lists, so each tier is one MATCH with ``ORDER BY rowid L
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, Engine, TextClause, bindparam, text
+from typing import Any
 
-from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key
+from sqlalchemy import Connection, Engine, Row, TextClause, bindparam, text
+
+from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key, with_fields
 from common.search.text import ParsedQuery
 
 _EXACT_WHERE = "title_key = :tkey AND title_terms = :key"
+_EXACT_IDS = f"SELECT id FROM search_documents WHERE {_EXACT_WHERE}"  # noqa: S608  # nosec B608 # constant
 # "{people}" is where the artists the query names are left out (``_stmt``).
 _COUNT = "SELECT count(*) FROM search_fts WHERE search_fts MATCH :m{people}"
 _FETCH = (
     "SELECT rowid FROM search_fts WHERE search_fts MATCH :m{people} "
-    "ORDER BY rowid LIMIT :n OFFSET :o"
-)
-_FETCH_NOT_EXACT = (
-    "SELECT rowid FROM search_fts WHERE search_fts MATCH :m AND rowid NOT IN (SELECT id FROM "
-    "search_documents WHERE title_key = :tkey AND title_terms = :key){people} "
     "ORDER BY rowid LIMIT :n OFFSET :o"
 )
 _SIMILAR = text(
@@ -118,24 +116,34 @@ class SqliteEngine:
         limit: int,
         offset: int,
         estimate: int,
-    ) -> list[int]:
-        """Return ids of the tier's own matches in id order (FTS5 needs no plan choice)."""
+    ) -> list[Row[Any]]:
+        """Return the tier's own matches in id order with their fields (FTS5 needs no plan
+        choice)."""
+        sql, params = self._page(query, tier, limit, offset)
+        return list(conn.execute(_stmt(with_fields(sql), query), params))
+
+    def _page(
+        self, query: ParsedQuery, tier: int, limit: int, offset: int
+    ) -> tuple[str, dict[str, object]]:
+        """Return a SELECT of the ids of the tier's own matches in id order, and its values."""
+        params: dict[str, object] = {"n": limit, "o": offset}
         if tier == EXACT:
-            where, params = _exact_params(query)
-            template = (
-                f"SELECT id FROM search_documents WHERE {where}{{people}} "  # noqa: S608  # nosec B608 # constant fragments, bound values
-                "ORDER BY id LIMIT :n OFFSET :o"
-            )
-            stmt = _stmt(template, query, "id")
-            return list(conn.execute(stmt, {**params, "n": limit, "o": offset}).scalars())
+            where, exact = _exact_params(query)
+            params.update(exact)
+            people = " AND id NOT IN :people" if query.people else ""
+            sql = f"SELECT id FROM search_documents WHERE {where}{people} ORDER BY id"  # noqa: S608  # nosec B608 # constant fragments, bound values
+            return f"{sql} LIMIT :n OFFSET :o", params
         exprs = expressions(query)
         if tier == PHRASE:
-            params = {"m": _with_kinds(exprs[PHRASE], query), "n": limit, "o": offset}
+            params["m"] = _with_kinds(exprs[PHRASE], query)
             params.update(tkey=title_key(query), key=query.key)
-            return list(conn.execute(_stmt(_FETCH_NOT_EXACT, query), params).scalars())
-        match = f"({_with_kinds(exprs[tier], query)}) NOT ({exprs[tier - 1]})"
-        found = conn.execute(_stmt(_FETCH, query), {"m": match, "n": limit, "o": offset})
-        return list(found.scalars())
+            where = f"search_fts MATCH :m AND rowid NOT IN ({_EXACT_IDS})"
+        else:
+            params["m"] = f"({_with_kinds(exprs[tier], query)}) NOT ({exprs[tier - 1]})"
+            where = "search_fts MATCH :m"
+        people = " AND rowid NOT IN :people" if query.people else ""
+        sql = f"SELECT rowid AS id FROM search_fts WHERE {where}{people} ORDER BY rowid"  # noqa: S608  # nosec B608 # constant fragments, bound values
+        return f"{sql} LIMIT :n OFFSET :o", params
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return the words sharing the most trigrams with ``word`` (padded like pg_trgm)."""

@@ -3,26 +3,25 @@
 Ranking (see ``plan``): the artists the query names (``people``), then exact title match, then
 phrase (and prefix) matches in the title, then the other title matches, then matches anywhere in
 the document; popularity orders each tier.
-Only the tiers the requested window overlaps are read.
+Only the tiers the requested window overlaps are read, each tier's hits with their fields in one
+statement: a page costs at most one statement per tier, whatever its number of hits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import cast
+from typing import Any
 
-from sqlalchemy import Connection, Table, select
+from sqlalchemy import Connection, Row, bindparam, text
 
 from common.api.errors import ParamError
 from common.search import spelling
 from common.search.documents import KINDS
-from common.search.models import SearchDocument
 from common.search.people import find_people
-from common.search.plan import ANY, PERSON, SearchEngine, tiers_for
+from common.search.plan import ANY, PERSON, SearchEngine, tiers_for, with_fields
 from common.search.registry import engine_for
 from common.search.text import ParsedQuery, parse_query, split_kind_filter
 
-DOCUMENTS = cast(Table, SearchDocument.__table__)
 DEFAULT_SIZE = 10
 MAX_SIZE = 50
 MAX_OFFSET = 1_000_000
@@ -77,18 +76,20 @@ def parse_request_kinds(q: str, types: tuple[str, ...]) -> tuple[str, tuple[str,
 
 def window(
     conn: Connection, engine: SearchEngine, query: ParsedQuery, total: int, size: int, offset: int
-) -> list[int]:
-    """Return the ids of results ``offset`` to ``offset + size``, tier by tier.
+) -> list[Hit]:
+    """Return results ``offset`` to ``offset + size``, tier by tier, each tier's with their
+    fields in one statement.
 
     A tier is counted only when the window starts past it (a deep page); the first page reads
-    the best tiers until it is full, and learns a tier's size from a fetch that runs out.
+    the best tiers until it is full, and learns a tier's size from a fetch that runs out. So a
+    page costs at most one statement per tier, whatever its number of hits.
     """
-    ids: list[int] = []
+    hits: list[Hit] = []
     skip = offset
     before = 0  # matches in the tiers already passed
     people = len(query.people)  # in every tier's set, counted apart from the engine's
     for tier in tiers_for(query):
-        if len(ids) >= size:
+        if len(hits) >= size:
             break
         whole = total if tier == ANY else people if tier == PERSON else None
         if skip and whole is None:
@@ -98,25 +99,28 @@ def window(
             before = whole
             continue
         estimate = total - before if whole is None else whole - before
-        need = size - len(ids)
+        need = size - len(hits)
         if tier == PERSON:
-            found = list(query.people[skip : skip + need])
+            found = _people(conn, query.people[skip : skip + need])
         else:
             found = engine.fetch(conn, query, tier, need, skip, estimate)
-        ids += found
+        hits += [_hit(row) for row in found]
         before = whole if whole is not None else before + len(found)
         skip = 0
-    return ids
+    return hits
 
 
-def load_hits(conn: Connection, ids: list[int]) -> list[Hit]:
-    """Return the documents of ``ids``, in that order."""
+def _hit(row: Row[Any]) -> Hit:
+    """Return the result a row of ``HIT_COLUMNS`` describes."""
+    return Hit(row.kind, row.resource_id, row.title, row.description, row.thumbnail, row.permalink)
+
+
+def _people(conn: Connection, ids: tuple[int, ...]) -> list[Row[Any]]:
+    """Return the named artists' documents with their fields, in id order."""
     if not ids:
         return []
-    cols = (DOCUMENTS.c.id, DOCUMENTS.c.kind, DOCUMENTS.c.resource_id, DOCUMENTS.c.title,
-            DOCUMENTS.c.description, DOCUMENTS.c.thumbnail, DOCUMENTS.c.permalink)  # fmt: skip
-    found = {row.id: Hit(*row[1:]) for row in conn.execute(select(*cols).where(cols[0].in_(ids)))}
-    return [found[i] for i in ids if i in found]
+    stmt = text(with_fields("SELECT id FROM search_documents WHERE id IN :ids"))
+    return list(conn.execute(stmt.bindparams(bindparam("ids", list(ids), expanding=True))))
 
 
 def search(conn: Connection, request: SearchRequest) -> SearchPage:
@@ -137,5 +141,4 @@ def search(conn: Connection, request: SearchRequest) -> SearchPage:
         )
         return SearchPage(0, correction=new_q + filters)
     query = replace(query, people=find_people(conn, query))
-    ids = window(conn, engine, query, total, request.size, request.offset)
-    return SearchPage(total, load_hits(conn, ids))
+    return SearchPage(total, window(conn, engine, query, total, request.size, request.offset))

@@ -24,6 +24,7 @@ from common.stores import Stores
 from resource_server.app import create_app
 from tests import factories
 from tests.conftest import SAMPLE_DATA, truncate_all
+from tests.functional.catalog_support import counting
 from tests.functional.conftest import LiveServer, start_server
 from tests.functional.user_api_support import make_caller, xapp_headers
 
@@ -324,3 +325,19 @@ def test_reindex_command(museum: Museum, base_settings: Settings) -> None:
     assert result.exit_code == 0, result.output
     assert "0 written, 0 removed" in result.output  # the loaders left the index up to date
     assert "408 artist, 505 artwork" in result.output
+
+
+@pytest.mark.parametrize("q", ["Turner", "untitled", "portrait", "Teenie Harris", "landscape"])
+def test_a_page_costs_at_most_one_query_per_tier_whatever_its_size(museum: Museum, q: str) -> None:
+    """Hits come with their fields from each tier's read: no query per hit, nor for the page."""
+    # The token's first request also reads its application's limit: not counted.
+    total = int(museum.ok(q=q, size=1)["total_count"])
+    for size, offset in ((1, 0), (10, 0), (50, 0), (5, min(20, total - 1))):
+        with counting(museum.engine) as statements:
+            body = museum.ok(q=q, size=size, offset=offset)
+        assert len(body["_embedded"]["results"]) <= size
+        assert all("search_" in s for s in statements), statements  # nothing else on the path
+        # The total, the artists the query names, then one read per tier at most (hits and
+        # their fields together); a deep page also counts the tiers it starts past.
+        reads = [s for s in statements if "d.permalink" in s]
+        assert 1 <= len(reads) <= 6 and len(statements) <= 2 + 6 + (4 if offset else 0)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from redis import Redis
+from redis.connection import AbstractConnection
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.catalog_version import bump_catalog_version
@@ -38,22 +39,22 @@ def put_token(gate: RequestGate, token: str, application_id: str = "app-1") -> T
 
 
 class CountingPool:
-    """Count the round trips a Redis client makes: one per connection taken from its pool."""
+    """Count the round trips Redis clients make: one per batch of commands sent."""
 
     def __init__(self, redis: Redis) -> None:
-        self.pool = redis.connection_pool
         self.trips = 0
-        self._get = self.pool.get_connection
+        self._send = AbstractConnection.send_packed_command
+        send = self._send
 
-        def counted(*a: Any, **kw: Any) -> Any:
+        def counted(conn: Any, *a: Any, **kw: Any) -> Any:
             self.trips += 1
-            return self._get(*a, **kw)
+            return send(conn, *a, **kw)
 
-        self.pool.get_connection = counted  # type: ignore[method-assign]
+        AbstractConnection.send_packed_command = counted  # type: ignore[method-assign,assignment]
 
     def restore(self) -> None:
         """Stop counting."""
-        self.pool.get_connection = self._get  # type: ignore[method-assign]
+        AbstractConnection.send_packed_command = self._send  # type: ignore[method-assign]
 
 
 def test_a_valid_token_is_admitted_with_the_catalog_version(gate: RequestGate) -> None:
