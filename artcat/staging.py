@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from alembic.script import ScriptDirectory
 from redis import Redis
 from sqlalchemy import (
     ColumnElement,
@@ -187,8 +188,6 @@ def _revision(conn: Connection) -> str | None:
 
 
 def _head(settings: Settings) -> str | None:
-    from alembic.script import ScriptDirectory
-
     return ScriptDirectory.from_config(alembic_config(settings)).get_current_head()
 
 
