@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from artcat.cli.support import instance_settings
-from auth_server.disabling import Change
+from auth_server.disabling import Change, NotFound
 from common.db import upgrade
 from common.stores import Stores
 
@@ -15,6 +17,15 @@ def connect_stores() -> Stores:
     settings = instance_settings()
     upgrade(settings)
     return Stores.connect(settings)
+
+
+def set_enabled(kind: str, setter: Callable[..., Change], key: str, *, enabled: bool) -> None:
+    """Enable or disable an account (``setter`` finds it by ``key``) and say what changed."""
+    try:
+        change = setter(connect_stores(), key, enabled=enabled)
+    except NotFound as ex:
+        raise click.ClickException(str(ex)) from None
+    report_change(kind, change)
 
 
 def report_change(kind: str, change: Change) -> None:

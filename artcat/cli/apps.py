@@ -7,7 +7,7 @@ from typing import Any
 import click
 from sqlalchemy import select
 
-from artcat.cli.accounts import connect_stores, report_change
+from artcat.cli.accounts import set_enabled
 from artcat.cli.support import emit, instance_settings
 from auth_server.accounts import (
     AccountError,
@@ -15,7 +15,7 @@ from auth_server.accounts import (
     find_user_by_email,
     rotate_secret,
 )
-from auth_server.disabling import NotFound, set_application_enabled
+from auth_server.disabling import set_application_enabled
 from auth_server.redirects import parse_registered
 from common.db import make_engine, make_sessionmaker, upgrade
 from common.models import Application
@@ -200,19 +200,11 @@ def apps_rotate(client_id: str, as_json: bool) -> None:
 @click.argument("client_id")
 def apps_disable(client_id: str) -> None:
     """Disable an application: end every token and pending code it holds, at once."""
-    _set_app_enabled(client_id, enabled=False)
+    set_enabled("application", set_application_enabled, client_id, enabled=False)
 
 
 @apps.command("enable")
 @click.argument("client_id")
 def apps_enable(client_id: str) -> None:
     """Let a disabled application be granted tokens again (its old tokens stay expired)."""
-    _set_app_enabled(client_id, enabled=True)
-
-
-def _set_app_enabled(client_id: str, *, enabled: bool) -> None:
-    try:
-        change = set_application_enabled(connect_stores(), client_id, enabled=enabled)
-    except NotFound as ex:
-        raise click.ClickException(str(ex)) from None
-    report_change("application", change)
+    set_enabled("application", set_application_enabled, client_id, enabled=True)

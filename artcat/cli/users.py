@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from artcat.cli.accounts import connect_stores, report_change
+from artcat.cli.accounts import set_enabled
 from artcat.cli.support import emit, load_settings
 from auth_server.accounts import AccountError, create_user, password_hasher
-from auth_server.disabling import NotFound, set_user_enabled
+from auth_server.disabling import set_user_enabled
 from common.db import make_engine, make_sessionmaker, upgrade
 from common.settings import AuthSettings
 
@@ -48,19 +48,11 @@ def users_create(email: str, name: str, as_json: bool) -> None:
 @click.argument("email")
 def users_disable(email: str) -> None:
     """Disable a user: end every token, pending code and browser session of theirs at once."""
-    _set_user_enabled(email, enabled=False)
+    set_enabled("user", set_user_enabled, email, enabled=False)
 
 
 @users.command("enable")
 @click.argument("email")
 def users_enable(email: str) -> None:
     """Let a disabled user sign in again (their old tokens stay expired)."""
-    _set_user_enabled(email, enabled=True)
-
-
-def _set_user_enabled(email: str, *, enabled: bool) -> None:
-    try:
-        change = set_user_enabled(connect_stores(), email, enabled=enabled)
-    except NotFound as ex:
-        raise click.ClickException(str(ex)) from None
-    report_change("user", change)
+    set_enabled("user", set_user_enabled, email, enabled=True)
