@@ -19,6 +19,28 @@ def connect_stores() -> Stores:
     return Stores.connect(settings)
 
 
+def add_enable_commands(
+    group: click.Group,
+    kind: str,
+    setter: Callable[..., Change],
+    argument: str,
+    *,
+    disable_help: str,
+    enable_help: str,
+) -> None:
+    """Add the ``disable`` and ``enable`` commands of one kind of account to its group."""
+    for name, enabled, help_text in (
+        ("disable", False, disable_help),
+        ("enable", True, enable_help),
+    ):
+
+        @click.argument(argument)
+        def command(enabled: bool = enabled, **params: str) -> None:
+            set_enabled(kind, setter, params[argument], enabled=enabled)
+
+        group.command(name, help=help_text)(command)
+
+
 def set_enabled(kind: str, setter: Callable[..., Change], key: str, *, enabled: bool) -> None:
     """Enable or disable an account (``setter`` finds it by ``key``) and say what changed."""
     try:

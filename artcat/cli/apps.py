@@ -7,7 +7,7 @@ from typing import Any
 import click
 from sqlalchemy import select
 
-from artcat.cli.accounts import set_enabled
+from artcat.cli.accounts import add_enable_commands
 from artcat.cli.support import emit, instance_settings
 from auth_server.accounts import (
     AccountError,
@@ -196,15 +196,11 @@ def apps_rotate(client_id: str, as_json: bool) -> None:
     emit(as_json, {"client_id": client_id, "client_secret": secret})
 
 
-@apps.command("disable")
-@click.argument("client_id")
-def apps_disable(client_id: str) -> None:
-    """Disable an application: end every token and pending code it holds, at once."""
-    set_enabled("application", set_application_enabled, client_id, enabled=False)
-
-
-@apps.command("enable")
-@click.argument("client_id")
-def apps_enable(client_id: str) -> None:
-    """Let a disabled application be granted tokens again (its old tokens stay expired)."""
-    set_enabled("application", set_application_enabled, client_id, enabled=True)
+add_enable_commands(
+    apps,
+    "application",
+    set_application_enabled,
+    "client_id",
+    disable_help="Disable an application: end every token and pending code it holds, at once.",
+    enable_help="Let a disabled application be granted tokens again (its old tokens stay expired).",
+)

@@ -116,8 +116,7 @@ def _museum_command(museum: str, loader: Loader, help_text: str) -> click.Comman
     def command(path: Path | None, no_progress: bool, download: bool, sha256: str | None) -> None:
         import_museum(museum, loader, path, no_progress, download, sha256)
 
-    command.__doc__ = help_text
-    return load.command(museum)(command)
+    return load.command(museum, help=help_text)(command)
 
 
 def import_museum(

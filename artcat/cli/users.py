@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from artcat.cli.accounts import set_enabled
+from artcat.cli.accounts import add_enable_commands
 from artcat.cli.support import emit, load_settings
 from auth_server.accounts import AccountError, create_user, password_hasher
 from auth_server.disabling import set_user_enabled
@@ -44,15 +44,12 @@ def users_create(email: str, name: str, as_json: bool) -> None:
     emit(as_json, data)
 
 
-@users.command("disable")
-@click.argument("email")
-def users_disable(email: str) -> None:
-    """Disable a user: end every token, pending code and browser session of theirs at once."""
-    set_enabled("user", set_user_enabled, email, enabled=False)
-
-
-@users.command("enable")
-@click.argument("email")
-def users_enable(email: str) -> None:
-    """Let a disabled user sign in again (their old tokens stay expired)."""
-    set_enabled("user", set_user_enabled, email, enabled=True)
+add_enable_commands(
+    users,
+    "user",
+    set_user_enabled,
+    "email",
+    disable_help="Disable a user: end every token, pending code and browser session of theirs "
+    "at once.",
+    enable_help="Let a disabled user sign in again (their old tokens stay expired).",
+)
