@@ -6,15 +6,15 @@ import click
 
 from artcat.cli.support import LazyGroup
 
-# Each group's module, imported only when that group runs (see ``LazyGroup``).
+# Command -> (its module and attribute, imported only when it runs; its line in ``--help``).
 GROUPS = {
-    "apps": "artcat.cli.apps:apps",
-    "db": "artcat.cli.db:db",
-    "load": "artcat.cli.load:load",
-    "search": "artcat.cli.search:search",
-    "serve": "artcat.cli.serve:serve",
-    "staging": "artcat.cli.staging:staging",
-    "users": "artcat.cli.users:users",
+    "apps": ("artcat.cli.apps:apps", "Manage client applications."),
+    "db": ("artcat.cli.db:db", "Manage the database schema."),
+    "load": ("artcat.cli.load:load", "Load catalog data."),
+    "search": ("artcat.cli.search:search", "Manage the search index."),
+    "serve": ("artcat.cli.serve:serve", "Serve both services on one port (all), or one of them."),
+    "staging": ("artcat.cli.staging:staging", "Manage a staging instance."),
+    "users": ("artcat.cli.users:users", "Manage user accounts."),
 }
 
 
