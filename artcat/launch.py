@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import click
 
+from artcat.loaders.demo import ALREADY_LOADED, demo_credentials, load_demo
+from auth_server.app import create_app as create_auth
 from common.catalog_version import announce_catalog_change
 from common.db import make_engine, upgrade
 from common.serve import PathDispatcher, WSGIApp
 from common.settings import PRODUCTION, AuthSettings, ResourceSettings
 from common.stores import Stores
+from resource_server.app import create_app as create_resource
 
 
 def wants_demo(service: str, settings: AuthSettings, *, no_demo: bool) -> bool:
@@ -25,8 +28,6 @@ def first_start(settings: AuthSettings, *, load_demo_data: bool) -> object | Non
     upgrade(settings)
     if not load_demo_data:
         return None
-    from artcat.loaders.demo import ALREADY_LOADED, demo_credentials, load_demo
-
     engine = make_engine(settings)
     try:
         report = load_demo(engine, settings)
@@ -43,9 +44,6 @@ def build_wsgi(
     service: str, auth_settings: AuthSettings, resource_settings: ResourceSettings
 ) -> WSGIApp:
     """Build the WSGI app of one service, or of both behind the path dispatcher."""
-    from auth_server.app import create_app as create_auth
-    from resource_server.app import create_app as create_resource
-
     stores = Stores.connect(resource_settings)
     if service == "auth":
         return create_auth(auth_settings, stores)

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from alembic.script import ScriptDirectory
 from redis import Redis
 from sqlalchemy import (
     ColumnElement,
@@ -54,6 +55,7 @@ from common.bulk import chunks, clip
 from common.catalog_version import bump_catalog_version
 from common.db import alembic_config, make_engine, make_sessionmaker, upgrade
 from common.models import Base, Token
+from common.redis_store import connect_redis
 from common.search.indexer import assign_ids, build_documents, document_row
 from common.search.indexer import write_documents as write_search_documents
 from common.search.registry import engine_for
@@ -187,8 +189,6 @@ def _revision(conn: Connection) -> str | None:
 
 
 def _head(settings: Settings) -> str | None:
-    from alembic.script import ScriptDirectory
-
     return ScriptDirectory.from_config(alembic_config(settings)).get_current_head()
 
 
@@ -319,8 +319,6 @@ def rebuild(
             raise StagingError(f"the source {source} is the staging database itself")
         upgrade(target)
         if redis is None:
-            from common.redis_store import connect_redis
-
             redis = connect_redis(target)
         store = TokenStore(redis, make_sessionmaker(dst_engine), prefix=target.redis_prefix)
         report = _rebuild(src_engine, dst_engine, target, store, batch_size)

@@ -23,7 +23,7 @@ import falcon.testing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import observability
+from common import logs
 from common.observability import ROUTE_KEY, Observer
 
 
@@ -51,7 +51,7 @@ def main() -> None:
     labelled.add_route("/hello/{id}", Hello())
     quiet = Observer(labelled, service="bench", access_log=False)
     logged = Observer(labelled, service="bench")
-    observability.SINK.fd = os.open(os.devnull, os.O_WRONLY)
+    logs.SINK.fd = os.open(os.devnull, os.O_WRONLY)
     environ = falcon.testing.create_environ(
         "/hello/42", query_string="size=5", headers={"User-Agent": "bench"}
     )

@@ -16,10 +16,7 @@ The middleware wraps every request, so it is built to cost a few microseconds
   the API (so not in its OpenAPI document). It is meant for the operator's Prometheus: keep it
   off the public proxy, or switch it off with ``METRICS_ENABLED=false``.
 
-Access lines go through the ``artcat.access`` logger, except once ``configure_logging`` has run
-(``artcat serve``): then they are written straight to stderr, one ``write`` per line (atomic on
-a pipe, so the lines of several workers never interleave), because a record through logging's
-handler chain costs about 15 microseconds.
+The log lines are written by ``common.logs`` and redacted by ``common.redaction``.
 """
 
 from __future__ import annotations
@@ -27,16 +24,16 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import count
 from typing import Any
-from urllib.parse import unquote, unquote_plus
 
 import orjson
 
 from common import metrics
+from common.logs import SINK, access_log, timestamp, write_line
+from common.redaction import MAX_FIELD, redact_path, redact_query
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -44,124 +41,9 @@ REQUEST_ID_KEY = "artcat.request_id"
 ROUTE_KEY = "artcat.route"
 METRICS_PATH = "/metrics"
 UNMATCHED = "unmatched"
-REDACTED = "[redacted]"
-
-access_log = logging.getLogger("artcat.access")
 
 _sane_request_id = re.compile(r"[A-Za-z0-9._-]{1,128}").fullmatch
 _METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
-# A query parameter whose name contains one of these has its value redacted in the log.
-_SECRET_PARAM_PARTS = (
-    "token",
-    "secret",
-    "password",
-    "code",
-    "state",
-    "key",
-    "assertion",
-    "signature",
-    "verifier",
-    "credential",
-    "session",
-    "auth",
-    "email",
-)
-# A path whose rest, after this, is a secret (the token of a password reset link). Matched on
-# the path with its case folded and its empty and "." segments removed, so that a spelling
-# the router would refuse or redirect still has its token redacted.
-_RESET_LINK_PATH = "/password/reset/"
-_MAX_FIELD = 512  # longer paths, queries and user agents are cut: a line stays under PIPE_BUF
-# Percent-decodings tried on a parameter name; a name still encoded after as many is redacted.
-_MAX_DECODES = 4
-_SEPARATORS = re.compile(r"[&;]")
-_EMPTY_SEGMENTS = re.compile(r"/(?:\.?/)+")
-
-
-class _Sink:
-    """Where access lines go: a file descriptor once configured, else the logging module."""
-
-    fd: int | None = None
-
-
-SINK = _Sink()
-
-
-def _decoded(text: str, unquote: Callable[[str], str]) -> str | None:
-    """Return ``text`` percent-decoded until it stops changing (None: still encoded after
-    ``_MAX_DECODES`` rounds, which nobody sends by mistake)."""
-    for _ in range(_MAX_DECODES):
-        decoded = unquote(text)
-        if decoded == text:
-            return text
-        text = decoded
-    return None if unquote(text) != text else text
-
-
-def secret_param_name(name: str) -> bool:
-    """Tell whether a raw (still encoded) query parameter name may carry a secret.
-
-    The name is decoded first (``+`` and ``%XX``, repeatedly: ``%2561ccess_token`` is
-    ``access_token``), so no encoding of ``code`` or ``client_secret`` slips past.
-    """
-    decoded = _decoded(name, unquote_plus)
-    if decoded is None:
-        return True
-    lowered = decoded.lower()
-    return any(part in lowered for part in _SECRET_PARAM_PARTS)
-
-
-def redact_query(query: str) -> str:
-    """Return a query string with the values of secret-looking parameters replaced.
-
-    Pairs are split on ``&`` and ``;`` (some parsers take either) and names are decoded before
-    they are compared.
-    """
-    if "%" not in query:
-        lowered = query.lower()
-        for part in _SECRET_PARAM_PARTS:  # a plain loop: the cheapest check when nothing matches
-            if part in lowered:
-                break
-        else:
-            return query[:_MAX_FIELD]
-    out = []
-    start = 0
-    for sep in (*_SEPARATORS.finditer(query), None):
-        end = sep.start() if sep is not None else len(query)
-        name, eq, _value = query[start:end].partition("=")
-        out.append(f"{name}={REDACTED}" if eq and secret_param_name(name) else query[start:end])
-        if sep is not None:
-            out.append(sep.group())
-            start = sep.end()
-    return "".join(out)[:_MAX_FIELD]
-
-
-def redact_path(path: str) -> str:
-    """Return a path with a secret segment (a password reset token) replaced."""
-    if "%" not in path and "reset" not in path.lower():
-        return path[:_MAX_FIELD]
-    decoded = _decoded(path, unquote)
-    if decoded is None:
-        return REDACTED
-    normal = _EMPTY_SEGMENTS.sub("/", decoded)
-    at = normal.lower().find(_RESET_LINK_PATH)
-    if at < 0:
-        return path[:_MAX_FIELD]
-    return normal[: at + len(_RESET_LINK_PATH)][:_MAX_FIELD] + REDACTED
-
-
-_ts_cache: tuple[int, str] = (0, "")
-_MILLIS = tuple(f".{ms:03d}Z" for ms in range(1000))
-
-
-def _timestamp(now: float) -> str:
-    """Return ``now`` as ``YYYY-MM-DDThh:mm:ss.mmmZ`` (the seconds are formatted once)."""
-    global _ts_cache
-    sec = int(now)
-    cached = _ts_cache
-    if cached[0] != sec:
-        cached = _ts_cache = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
-    return cached[1] + _MILLIS[min(999, int((now - sec) * 1000))]
-
 
 _IDS_PER_DRAW = 512
 
@@ -190,16 +72,6 @@ def new_request_id() -> str:
         pool = _ids = _draw_ids()
         i = next(pool[1])
     return pool[0][i * 32 : i * 32 + 32]
-
-
-def write_line(fd: int, line: bytes) -> None:
-    """Write one whole line to ``fd``; never raise (a full disk must not fail requests)."""
-    try:
-        while line:
-            written = os.write(fd, line)
-            line = line[written:]
-    except OSError:
-        pass
 
 
 class Observer:
@@ -253,7 +125,7 @@ class Observer:
             return
         query = environ.get("QUERY_STRING")
         fields = {
-            "ts": _timestamp(time.time()),
+            "ts": timestamp(time.time()),
             "service": self.service,
             "request_id": rid,
             "method": method[:16],
@@ -264,7 +136,7 @@ class Observer:
             "duration_ms": round(seconds * 1000, 3),
             "bytes": size,
             "remote_addr": environ.get("REMOTE_ADDR"),
-            "user_agent": environ.get("HTTP_USER_AGENT", "")[:_MAX_FIELD] or None,
+            "user_agent": environ.get("HTTP_USER_AGENT", "")[:MAX_FIELD] or None,
         }
         try:
             line = orjson.dumps(fields)
@@ -352,59 +224,3 @@ def serve_metrics(environ: dict[str, Any], start_response: Callable[..., Any]) -
         ],
     )
     return [] if method == "HEAD" else [body]
-
-
-# -- logging -------------------------------------------------------------------------------------
-
-
-class JsonFormatter(logging.Formatter):
-    """Format a log record as one JSON line (``ts, level, logger, message[, exc_info]``)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        """Return the JSON line of a record."""
-        fields: dict[str, Any] = {
-            "ts": _timestamp(record.created),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        if record.exc_info:
-            fields["exc_info"] = self.formatException(record.exc_info)
-        return orjson.dumps(fields, default=str).decode()
-
-
-def configure_logging(
-    level: str = "INFO", *, access: bool = True, stream: Any = None, fd: int | None = None
-) -> None:
-    """Log JSON lines to stderr at ``level``; access lines go straight to ``fd`` (stderr).
-
-    Called by ``artcat serve`` (LOG_LEVEL, ACCESS_LOG). The access log is on only at INFO or
-    below and with ``access`` on.
-    """
-    numeric = logging.getLevelName(level.upper())
-    if not isinstance(numeric, int):
-        numeric = logging.INFO
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        if getattr(handler, "_artcat", False):
-            root.removeHandler(handler)
-    handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter())
-    handler._artcat = True  # type: ignore[attr-defined]
-    root.addHandler(handler)
-    root.setLevel(numeric)
-    # Cheaper records: nobody reads the caller's file and line, thread or process names here.
-    logging.logThreads = False
-    logging.logProcesses = False
-    logging.logMultiprocessing = False
-    quiet = logging.WARNING if numeric <= logging.INFO else numeric
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "Task queue depth": 6%
-    logging.getLogger("waitress").setLevel(quiet)
-    enabled = access and numeric <= logging.INFO
-    access_log.setLevel(logging.INFO if enabled else logging.CRITICAL + 1)
-    if enabled and fd is None:
-        try:
-            fd = sys.stderr.fileno()
-        except (AttributeError, OSError, ValueError):  # not a real file: go through logging
-            fd = None
-    SINK.fd = fd if enabled else None

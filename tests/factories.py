@@ -1,10 +1,17 @@
-"""Test data factories: small functions that add realistic rows with overridable fields."""
+"""Test data factories (factory_boy): realistic rows with overridable fields.
+
+Each factory writes through the session a test passes (``session=``), so rows land in that
+test's transaction. Users and applications are made the way the service makes them
+(``create_user``, ``create_application``): with their details, profile, default collection
+and hashed secrets. The functions below keep the short call form the tests use.
+"""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
+import factory
+from factory.alchemy import SQLAlchemyModelFactory
 from sqlalchemy.orm import Session
 
 from auth_server.accounts import NewApplication, create_application, create_user, password_hasher
@@ -12,45 +19,79 @@ from common.ids import new_id
 from common.models import Artist, User
 from common.settings import Settings
 
-_seq = itertools.count(1)
+
+class ArtistFactory(SQLAlchemyModelFactory):
+    """An artist with a name, life dates, a nationality and an image."""
+
+    class Meta:
+        model = Artist
+        sqlalchemy_session_persistence = "flush"
+
+    id = factory.LazyFunction(new_id)
+    slug = factory.Sequence(lambda n: f"artist-{n}")
+    name = factory.Sequence(lambda n: f"Artist {n}")
+    sortable_name = factory.Sequence(lambda n: f"{n} Artist")
+    gender = "female"
+    birthday = "1900"
+    deathday = "1980"
+    nationality = "French"
+    image_url = factory.Sequence(lambda n: f"https://images.example.org/a{n}/{{image_version}}.jpg")
+    image_versions = factory.LazyFunction(lambda: ["four_thirds", "large", "square", "tall"])
+
+    @classmethod
+    def _create(cls, model_class: type[Artist], *args: Any, session: Session, **kwargs: Any) -> Any:
+        """Add the artist to the given session (not a session fixed on the class)."""
+        return cls._save(model_class, session, args, kwargs)
+
+
+class UserFactory(factory.Factory):
+    """A user with details and a default collection, made by ``create_user``."""
+
+    class Meta:
+        model = User
+
+    email = factory.Sequence(lambda n: f"user{n}@example.org")
+    name = factory.Sequence(lambda n: f"User {n}")
+    password = "correct horse"
+
+    @classmethod
+    def _create(
+        cls, model_class: type[User], *, session: Session, settings: Settings, **kwargs: Any
+    ) -> User:
+        """Create the user in ``session`` with the instance's password hasher."""
+        return create_user(session, password_hasher(settings), **kwargs)
+
+
+class ApplicationFactory(factory.Factory):
+    """An application made by ``create_application``; the result carries the clear secret."""
+
+    class Meta:
+        model = NewApplication
+
+    name = factory.Sequence(lambda n: f"App {n}")
+    owner = None
+
+    @classmethod
+    def _create(
+        cls, model_class: type[NewApplication], *, session: Session, **kwargs: Any
+    ) -> NewApplication:
+        """Create the application in ``session``."""
+        return create_application(session, **kwargs)
 
 
 def artist(session: Session, **fields: Any) -> Artist:
     """Add an artist."""
-    n = next(_seq)
-    values: dict[str, Any] = {
-        "id": new_id(),
-        "slug": f"artist-{n}",
-        "name": f"Artist {n}",
-        "sortable_name": f"{n} Artist",
-        "gender": "female",
-        "birthday": "1900",
-        "deathday": "1980",
-        "nationality": "French",
-        "image_url": f"https://images.example.org/a{n}/{{image_version}}.jpg",
-        "image_versions": ["four_thirds", "large", "square", "tall"],
-    }
-    values.update(fields)
-    row = Artist(**values)
-    session.add(row)
-    session.flush()
+    row: Artist = ArtistFactory.create(session=session, **fields)
     return row
 
 
-def user(
-    session: Session, settings: Settings, *, password: str = "correct horse", **kw: Any
-) -> User:
+def user(session: Session, settings: Settings, **fields: Any) -> User:
     """Add a user (with details and a default collection)."""
-    n = next(_seq)
-    return create_user(
-        session,
-        password_hasher(settings),
-        email=kw.get("email", f"user{n}@example.org"),
-        name=kw.get("name", f"User {n}"),
-        password=password,
-    )
+    row: User = UserFactory.create(session=session, settings=settings, **fields)
+    return row
 
 
-def application(session: Session, owner: User | None = None, **kw: Any) -> NewApplication:
+def application(session: Session, owner: User | None = None, **fields: Any) -> NewApplication:
     """Add an application; the returned object carries the clear secret."""
-    return create_application(session, name=kw.pop("name", f"App {next(_seq)}"), owner=owner, **kw)
+    new: NewApplication = ApplicationFactory.create(session=session, owner=owner, **fields)
+    return new

@@ -1,319 +1,57 @@
-"""The ``artcat apps`` and ``artcat users`` commands: the operator's hand on accounts."""
+"""What the ``artcat apps`` and ``artcat users`` commands share: the stores and change reports."""
 
 from __future__ import annotations
 
-import json
-import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import click
 
-from artcat.cli.support import load_settings
-from common.settings import AuthSettings, Settings
-
-if TYPE_CHECKING:  # imported where used at run time: the CLI starts without the services
-    from auth_server.disabling import Change
-    from common.stores import Stores
+from artcat.cli.support import instance_settings
+from auth_server.disabling import Change, NotFound
+from common.db import upgrade
+from common.stores import Stores
 
 
-def _settings() -> Settings:
-    return load_settings(Settings)
-
-
-# -- accounts ----------------------------------------------------------------------------------
-
-
-def _emit(as_json: bool, data: dict[str, Any]) -> None:
-    if as_json:
-        click.echo(json.dumps(data))
-    else:
-        for key, value in data.items():
-            click.echo(f"{key}: {value}")
-
-
-@click.group()
-def apps() -> None:
-    """Manage client applications."""
-
-
-@apps.command("create")
-@click.option("--name", required=True)
-@click.option("--owner", "owner_email", required=True, help="The owning user's email.")
-@click.option(
-    "--redirect-uri",
-    "redirect_uris",
-    multiple=True,
-    help="A redirect URI of the browser flow (repeat for more): https, http on a loopback "
-    "address, or a private-use scheme in reverse-domain form (com.example.app:/callback). "
-    "Matched exactly.",
-)
-@click.option(
-    "--no-browser-flow",
-    is_flag=True,
-    help="No redirect URI: the application signs users in only with the credentials grant "
-    "and uses XAPP and client-credentials tokens, never the browser flow.",
-)
-@click.option(
-    "--standard-token-response/--reference-token-response",
-    default=True,
-    help="RFC 6749 token responses (integer expires_in; the default, what stock OAuth clients "
-    "accept) or the reference API's (expires_in as a timestamp string).",
-)
-@click.option(
-    "--first-party",
-    is_flag=True,
-    help="Operated by this service: its user tokens may manage the user's applications.",
-)
-@click.option(
-    "--public",
-    is_flag=True,
-    help="A public client (native or browser app): no secret, PKCE required.",
-)
-@click.option("--json", "as_json", is_flag=True)
-def apps_create(
-    name: str,
-    owner_email: str,
-    redirect_uris: tuple[str, ...],
-    no_browser_flow: bool,
-    standard_token_response: bool,
-    first_party: bool,
-    public: bool,
-    as_json: bool,
-) -> None:
-    """Create an application; its secret (none for a public client) is printed once only."""
-    from auth_server.accounts import AccountError, create_application, find_user_by_email
-    from common.db import make_engine, make_sessionmaker, upgrade
-
-    uris = _registered_uris(redirect_uris, browser_flow=not no_browser_flow, public=public)
-    settings = _settings()
-    upgrade(settings)
-    with make_sessionmaker(make_engine(settings))() as session, session.begin():
-        owner = find_user_by_email(session, owner_email)
-        if owner is None:
-            raise click.ClickException(f"no user with email {owner_email}")
-        try:
-            new = create_application(
-                session,
-                name=name,
-                owner=owner,
-                redirect_uris=uris,
-                standard_token_response=standard_token_response,
-            )
-        except AccountError as ex:
-            raise click.ClickException(str(ex)) from None
-        app = new.application
-        app.first_party = first_party
-        # A public client cannot keep a secret: the one just made is dropped unseen, so only
-        # the ``none`` client authentication (with PKCE) can work for it.
-        app.public_client = public
-        data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
-        if not public:
-            data["client_secret"] = new.client_secret
-        data.update(
-            first_party=first_party,
-            public_client=public,
-            redirect_uris=uris,
-            standard_token_response=standard_token_response,
-        )
-    _emit(as_json, data)
-    if no_browser_flow and not as_json:
-        click.echo(
-            "no redirect URI: this application cannot sign users in through the browser; it "
-            "can use the credentials grant, XAPP tokens and the client_credentials grant"
-        )
-
-
-def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool) -> list[str]:
-    """Return the redirect URIs to register, or refuse them with the policy's reasons."""
-    from auth_server.redirects import parse_registered
-
-    if not browser_flow:
-        if given:
-            raise click.UsageError("--no-browser-flow registers no redirect URI: drop one or other")
-        if public:
-            raise click.UsageError("a public client signs users in through the browser only")
-        return []
-    if any("\n" in uri or "\r" in uri for uri in given):
-        raise click.BadParameter("one URI per --redirect-uri", param_hint="--redirect-uri")
-    uris, problems = parse_registered("\n".join(given))
-    if problems:
-        raise click.BadParameter(" ".join(problems), param_hint="--redirect-uri")
-    if not uris:
-        raise click.UsageError(
-            "give at least one --redirect-uri (the browser flow sends codes only to a registered "
-            "URI), or --no-browser-flow for an application that never uses the browser flow"
-        )
-    return uris
-
-
-@apps.command("set")
-@click.argument("client_id")
-@click.option(
-    "--first-party/--third-party",
-    "first_party",
-    default=None,
-    help="Whether its user tokens may manage the user's applications.",
-)
-@click.option(
-    "--redirect-uri",
-    "redirect_uris",
-    multiple=True,
-    help="Replace the registered redirect URIs with these (repeat for several).",
-)
-@click.option(
-    "--standard-token-response/--reference-token-response",
-    "standard",
-    default=None,
-    help="RFC 6749 token responses (integer expires_in) or the reference API's (a timestamp).",
-)
-def apps_set(
-    client_id: str, first_party: bool | None, redirect_uris: tuple[str, ...], standard: bool | None
-) -> None:
-    """Change how the service treats an application (first-party, redirect URIs, tokens)."""
-    from sqlalchemy import select
-
-    from common.db import make_engine, make_sessionmaker
-    from common.models import Application
-
-    if first_party is None and not redirect_uris and standard is None:
-        raise click.UsageError(
-            "say what to change: --first-party, --third-party, --redirect-uri, "
-            "--standard-token-response or --reference-token-response"
-        )
-    uris = _registered_uris(redirect_uris, browser_flow=True, public=False) if redirect_uris else []
-    with make_sessionmaker(make_engine(_settings()))() as session, session.begin():
-        app = session.scalar(select(Application).where(Application.client_id == client_id))
-        if app is None:
-            raise click.ClickException(f"no application with client id {client_id}")
-        if first_party is not None:
-            app.first_party = first_party
-        if uris:
-            app.redirect_uris = uris
-        if standard is not None:
-            app.standard_token_response = standard
-    if first_party is not None:
-        click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
-    if uris:
-        click.echo(f"application {client_id} redirect URIs: {' '.join(uris)}")
-    if standard is not None:
-        shape = "RFC 6749 (integer expires_in)" if standard else "the reference API's (timestamp)"
-        click.echo(f"application {client_id} token responses: {shape}")
-
-
-@apps.command("rotate-secret")
-@click.argument("client_id")
-@click.option("--json", "as_json", is_flag=True)
-def apps_rotate(client_id: str, as_json: bool) -> None:
-    """Give an application a new secret (the old one stops working at once)."""
-    from sqlalchemy import select
-
-    from auth_server.accounts import rotate_secret
-    from common.db import make_engine, make_sessionmaker
-    from common.models import Application
-
-    settings = _settings()
-    with make_sessionmaker(make_engine(settings))() as session, session.begin():
-        app = session.scalar(select(Application).where(Application.client_id == client_id))
-        if app is None:
-            raise click.ClickException(f"no application with client id {client_id}")
-        if app.public_client:
-            raise click.ClickException(f"{client_id} is a public client: it has no secret")
-        secret = rotate_secret(session, app)
-    _emit(as_json, {"client_id": client_id, "client_secret": secret})
-
-
-@apps.command("disable")
-@click.argument("client_id")
-def apps_disable(client_id: str) -> None:
-    """Disable an application: end every token and pending code it holds, at once."""
-    _set_app_enabled(client_id, enabled=False)
-
-
-@apps.command("enable")
-@click.argument("client_id")
-def apps_enable(client_id: str) -> None:
-    """Let a disabled application be granted tokens again (its old tokens stay expired)."""
-    _set_app_enabled(client_id, enabled=True)
-
-
-def _set_app_enabled(client_id: str, *, enabled: bool) -> None:
-    from auth_server.disabling import NotFound, set_application_enabled
-
-    try:
-        change = set_application_enabled(_stores(), client_id, enabled=enabled)
-    except NotFound as ex:
-        raise click.ClickException(str(ex)) from None
-    _report_change("application", change)
-
-
-@click.group()
-def users() -> None:
-    """Manage user accounts."""
-
-
-@users.command("create")
-@click.option("--email", required=True)
-@click.option("--name", required=True)
-@click.option("--json", "as_json", is_flag=True)
-def users_create(email: str, name: str, as_json: bool) -> None:
-    """Create a user; the password is read from standard input or a prompt."""
-    from auth_server.accounts import AccountError, create_user, password_hasher
-    from common.db import make_engine, make_sessionmaker, upgrade
-
-    if sys.stdin.isatty():
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
-    else:
-        password = sys.stdin.readline().rstrip("\r\n")
-    if len(password) < 8:
-        raise click.ClickException("the password must have at least 8 characters")
-    settings = load_settings(AuthSettings)
-    upgrade(settings)
-    with make_sessionmaker(make_engine(settings))() as session, session.begin():
-        try:
-            user = create_user(
-                session, password_hasher(settings), email=email, name=name, password=password
-            )
-        except AccountError as ex:
-            raise click.ClickException(str(ex)) from None
-        data = {"id": user.id, "email": user.email, "name": user.name}
-    _emit(as_json, data)
-
-
-@users.command("disable")
-@click.argument("email")
-def users_disable(email: str) -> None:
-    """Disable a user: end every token, pending code and browser session of theirs at once."""
-    _set_user_enabled(email, enabled=False)
-
-
-@users.command("enable")
-@click.argument("email")
-def users_enable(email: str) -> None:
-    """Let a disabled user sign in again (their old tokens stay expired)."""
-    _set_user_enabled(email, enabled=True)
-
-
-def _set_user_enabled(email: str, *, enabled: bool) -> None:
-    from auth_server.disabling import NotFound, set_user_enabled
-
-    try:
-        change = set_user_enabled(_stores(), email, enabled=enabled)
-    except NotFound as ex:
-        raise click.ClickException(str(ex)) from None
-    _report_change("user", change)
-
-
-def _stores() -> Stores:
+def connect_stores() -> Stores:
     """Connect to the instance's database (migrated) and Redis."""
-    from common.db import upgrade
-    from common.stores import Stores
-
-    settings = _settings()
+    settings = instance_settings()
     upgrade(settings)
     return Stores.connect(settings)
 
 
-def _report_change(kind: str, change: Change) -> None:
+def add_enable_commands(
+    group: click.Group,
+    kind: str,
+    setter: Callable[..., Change],
+    argument: str,
+    *,
+    disable_help: str,
+    enable_help: str,
+) -> None:
+    """Add the ``disable`` and ``enable`` commands of one kind of account to its group."""
+    for name, enabled, help_text in (
+        ("disable", False, disable_help),
+        ("enable", True, enable_help),
+    ):
+
+        @click.argument(argument)
+        def command(enabled: bool = enabled, **params: str) -> None:
+            set_enabled(kind, setter, params[argument], enabled=enabled)
+
+        group.command(name, help=help_text)(command)
+
+
+def set_enabled(kind: str, setter: Callable[..., Change], key: str, *, enabled: bool) -> None:
+    """Enable or disable an account (``setter`` finds it by ``key``) and say what changed."""
+    try:
+        change = setter(connect_stores(), key, enabled=enabled)
+    except NotFound as ex:
+        raise click.ClickException(str(ex)) from None
+    report_change(kind, change)
+
+
+def report_change(kind: str, change: Change) -> None:
+    """Print what enabling or disabling an account changed."""
     state = "enabled" if change.enabled else "disabled"
     already = " (it already was)" if change.enabled == change.was_enabled else ""
     click.echo(f"{kind} {change.name} {state}{already}")

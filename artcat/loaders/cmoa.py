@@ -11,37 +11,26 @@ an unreadable file raises ``LoadError`` naming its file and line and changes not
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 
-from artcat.loaders.artists import ArtistResolver
-from artcat.loaders.batch import BATCH_SIZE, Batch, analyze
 from artcat.loaders.catalog import (
-    ARTISTS,
-    ARTWORKS,
-    GeneRegistry,
     PartnerInfo,
-    artist_row,
-    artwork_row,
     as_text,
-    ensure_partner,
     iconicity,
     image_row,
     parse_year,
-    recount_artists,
 )
 from artcat.loaders.cmoa_formats import cmoa_streams
-from artcat.loaders.slugs import SlugRegistry
-from artcat.loaders.source import Record, Stream, check
+from artcat.loaders.shell import MuseumRun, run_load
+from artcat.loaders.source import Record, Stream
 from common.bulk import Row
 from common.dimensions import from_cmoa
-from common.ids import slugify, stable_id, utcnow
+from common.ids import slugify, stable_id
 from common.load_report import LoadReport
-from common.search.indexer import reindex_after_load
 
 CMOA = PartnerInfo(
     handle="cmoa",
@@ -101,14 +90,10 @@ NO_NATIONALITY = frozenset({"", "undetermined", "unknown"})
 # "...CollectionImage.aspx?irn=120397&size=Medium": the size is the image version.
 _SIZE_RE = re.compile(r"([?&]size=)([A-Za-z0-9]+)")
 
-RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
-
 
 def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
     """Load CMoA objects and their creators from any layout ``cmoa_formats`` accepts."""
-    started = time.perf_counter()
     path = Path(path)
-    report = LoadReport(source=f"cmoa {path}")
     streams = cmoa_streams(path)
     works: Counter[str] = Counter()
 
@@ -119,14 +104,13 @@ def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
             found = (c.get("artist_id") for c in creators if isinstance(c, dict))
             works.update({i for i in found if isinstance(i, str)})
 
-    check(report.source, streams, visit=count, progress=progress)
-    loader = _CmoaLoader(engine, report, progress, works)
-    for stream in streams:
-        loader.load(stream)
-    loader.finish()
-    reindex_after_load(engine, report)
-    report.elapsed = time.perf_counter() - started
-    return report
+    def write(report: LoadReport) -> None:
+        run = _CmoaRun(engine, report, progress, works)
+        for stream in streams:
+            run.load_records(stream, run.add_artwork, "object")
+        run.finish()
+
+    return run_load(engine, f"cmoa {path}", streams, write, progress=progress, visit=count)
 
 
 def _image(url: str) -> tuple[str, list[str]]:
@@ -138,58 +122,23 @@ def _image(url: str) -> tuple[str, list[str]]:
     return template, [match.group(2)]
 
 
-class _CmoaLoader:
-    """One run: the partner, the slug and gene registries, and the batch being gathered."""
+class _CmoaRun(MuseumRun):
+    """One CMoA run: the works per creator and the creators already described."""
 
     def __init__(
         self, engine: Engine, report: LoadReport, progress: bool, works: Counter[str]
     ) -> None:
-        self.engine = engine
-        self.report = report
-        self.progress = progress
+        super().__init__(engine, report, progress, CMOA)
         self.works = works
-        self.now = utcnow()
-        with engine.begin() as conn:
-            self.partner_id = ensure_partner(conn, CMOA, self.now)
-            self.artist_slugs = SlugRegistry(conn, ARTISTS)
-            self.artwork_slugs = SlugRegistry(conn, ARTWORKS)
-            self.genes = GeneRegistry(conn, self.now)
-            self.resolver = ArtistResolver(conn, "cmoa")
-        # Taken before this run allocates any slug: the rows already in the database.
-        self.batch = Batch(
-            stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
-            resolver=self.resolver,
-        )
-        self.resolver.slugs = self.artist_slugs
         # Artists written by this run: the first object naming a creator describes it.
         self.artists_seen: set[str] = set()
 
-    def finish(self) -> None:
-        """Write what is left and recompute the artists' artwork counts."""
-        self.batch.flush(self.engine, self.genes, self.report)
-        with self.engine.begin() as conn:
-            retired = self.resolver.retire_superseded(conn)
-            if retired:
-                self.report.add("artists merged away", retired, retired)
-            recount_artists(conn, self.now)
-        analyze(self.engine)
+    @staticmethod
+    def has_id(record: Record) -> bool:
+        """Tell whether an object has an id (an empty one is none)."""
+        return bool(record.get("id"))
 
-    def load(self, stream: Stream) -> None:
-        """Load every object of one stream."""
-        for file, line, record in stream.read(self.report.error, self.progress):
-            if not record.get("id"):
-                self.report.error(file, line, "missing id")
-                continue
-            try:
-                self.add_artwork(record, file, line)
-            except RECORD_ERRORS as exc:
-                self.report.error(file, line, f"bad object record: {exc!r}")
-                continue
-            if len(self.batch) >= BATCH_SIZE:
-                self.batch.flush(self.engine, self.genes, self.report)
-        self.batch.flush(self.engine, self.genes, self.report)
-
-    def add_artwork(self, record: dict[str, Any], file: str, line: int) -> None:
+    def add_artwork(self, record: Record, file: str, line: int) -> None:
         """Gather the rows of one object, its creators, genes and images."""
         cmoa_id = str(record["id"])
         artwork_id = stable_id("cmoa", "artwork", cmoa_id)
@@ -213,16 +162,17 @@ class _CmoaLoader:
             ("Acquired", as_text(record.get("date_acquired"))),
             ("On view", location if location and location != "Not on View" else None),
         ]
-        row = artwork_row(
-            artwork_id=artwork_id,
-            slug=self.artwork_slugs.slug_for(artwork_id, f"cmoa-{slugify(str(accession))}"),
-            dimensions=from_cmoa(
+        row = self.artwork(
+            artwork_id,
+            self.artwork_slugs.slug_for(artwork_id, f"cmoa-{slugify(str(accession))}"),
+            from_cmoa(
                 record.get("item_height"),
                 record.get("item_width"),
                 record.get("item_depth"),
                 record.get("item_diameter"),
             ),
-            now=self.now,
+            image=image,
+            notes=extra,
             title=record.get("title") or "",
             category=category,
             medium=record.get("medium"),
@@ -232,14 +182,10 @@ class _CmoaLoader:
             website=record.get("web_url") or "",
             provenance=record.get("provenance_text") or "",
             collecting_institution=CMOA.name,
-            additional_information="\n".join(f"{k}: {v}" for k, v in extra if v),
             unique=kind in UNIQUE_CLASSIFICATIONS,
             # "unknown American" pseudo-artists name a culture rather than a maker.
             cultural_maker=(first_name[8:] or None) if first_name.startswith("unknown ") else None,
             iconicity=iconicity(self.works[str(first.get("artist_id"))], category, bool(image)),
-            partner_id=self.partner_id,
-            image_url=image[0] if image else None,
-            image_versions=image[1] if image else [],
         )
         images = [
             image_row(
@@ -284,11 +230,10 @@ class _CmoaLoader:
                 artists.append(
                     (
                         cmoa_artist,
-                        artist_row(
-                            artist_id=artist_id,
-                            slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
-                            name=name,
-                            now=self.now,
+                        self.artist(
+                            artist_id,
+                            self.artist_slug(artist_id, name),
+                            name,
                             sortable_name=as_text(creator.get("cited_name")),
                             birth_year=birth_year,
                             death_year=death_year,

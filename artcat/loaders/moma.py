@@ -15,7 +15,6 @@ last, so it never overrides them).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +24,11 @@ from artcat.loaders.artists import ARTIST_SOURCES, DESCRIBED, ArtistResolver, na
 from artcat.loaders.batch import analyze
 from artcat.loaders.catalog import ARTISTS, as_text, year_text
 from artcat.loaders.formats import CsvRow, csv_stream
-from artcat.loaders.source import Record, Stream, check, find_file
+from artcat.loaders.shell import run_load
+from artcat.loaders.source import Record, Stream, find_file
 from common.bulk import IN_CHUNK, Row, chunks, upsert
 from common.ids import utcnow
 from common.load_report import LoadReport
-from common.search.indexer import reindex_after_load
 
 REQUIRED_COLUMNS = ("ConstituentID", "DisplayName", "BeginDate", "EndDate")
 # "Nationality unknown" and the like say nothing.
@@ -76,10 +75,17 @@ def moma_fields(row: CsvRow) -> Row:
 
 def load_moma_artists(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
     """Match MoMA's artists to catalog artists and add their details and identifiers."""
-    started = time.perf_counter()
-    report = LoadReport(source=f"moma-artists {path}")
     stream = moma_stream(path)
-    check(report.source, [stream], progress=progress)
+
+    def write(report: LoadReport) -> None:
+        _write(engine, stream, report, progress)
+        analyze(engine)
+
+    return run_load(engine, f"moma-artists {path}", [stream], write, progress=progress)
+
+
+def _write(engine: Engine, stream: Stream, report: LoadReport, progress: bool) -> None:
+    """Match every row and write the matched artists' details and identifiers."""
     now = utcnow()
     with engine.begin() as conn:
         resolver = ArtistResolver(conn, "moma")
@@ -103,10 +109,6 @@ def load_moma_artists(engine: Engine, path: Path, *, progress: bool = True) -> L
         report.add("artist_sources", len(sources), _upsert_sources(conn, sources))
         report.add("artist_sources", len(identifiers), _upsert_sources(conn, identifiers))
         report.add("artists", len(rows), _update_artists(conn, rows, now))
-    analyze(engine)
-    reindex_after_load(engine, report)
-    report.elapsed = time.perf_counter() - started
-    return report
 
 
 def _match(

@@ -10,38 +10,27 @@ leaves the database as it was.
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 
-from artcat.loaders.artists import ArtistResolver
-from artcat.loaders.batch import BATCH_SIZE, Batch, analyze
 from artcat.loaders.catalog import (
-    ARTISTS,
-    ARTWORKS,
-    GeneRegistry,
     PartnerInfo,
-    artist_row,
-    artwork_row,
     as_text,
-    ensure_partner,
     iconicity,
     image_row,
     parse_year,
-    recount_artists,
 )
 from artcat.loaders.countries import nationality_from_place
-from artcat.loaders.slugs import SlugRegistry
-from artcat.loaders.source import Record, Stream, check
+from artcat.loaders.shell import MuseumRun, run_load
+from artcat.loaders.source import Record, Stream
 from artcat.loaders.tate_formats import CSV_ARTIST_GAPS, CSV_ARTWORK_GAPS, tate_streams
 from common.bulk import Row
 from common.dimensions import parse_tate
-from common.ids import slugify, stable_id, utcnow
+from common.ids import slugify, stable_id
 from common.load_report import LoadReport
-from common.search.indexer import reindex_after_load
 
 TATE = PartnerInfo(
     handle="tate",
@@ -71,17 +60,11 @@ UNIQUE_CLASSIFICATIONS = frozenset({"painting", "on paper, unique"})
 # Image files end in a size number: _7 small, _8 medium (the thumbnails), _9 large, _10 optimal.
 _SIZED_FILE_RE = re.compile(r"^(.*)_(\d+)\.jpg$")
 
-# Exceptions a malformed record raises while its rows are built (wrong types, missing keys).
-RECORD_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
-
 
 def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
     """Load Tate artists and artworks from a clone of Tate's repository, a bundle or a file."""
-    started = time.perf_counter()
     path = Path(path)
-    report = LoadReport(source=f"tate {path}")
     artists, artworks = tate_streams(path)
-    streams = [s for s in (artists, artworks) if s is not None]
     works: Counter[Any] = Counter()
 
     def count(stream: Stream, record: Record) -> None:
@@ -94,18 +77,16 @@ def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
                 if isinstance(first, int | str):
                     works[first] += 1
 
-    check(report.source, streams, visit=count, progress=progress)
-    loader = _TateLoader(
-        engine, report, progress, with_artists=artists is not None, works_here=works
-    )
-    if artists is not None:
-        loader.load_artists(artists)
-    if artworks is not None:
-        loader.load_artworks(artworks)
-    loader.finish()
-    reindex_after_load(engine, report)
-    report.elapsed = time.perf_counter() - started
-    return report
+    def write(report: LoadReport) -> None:
+        run = _TateRun(engine, report, progress, with_artists=artists is not None, works=works)
+        if artists is not None:
+            run.load_artists(artists)
+        if artworks is not None:
+            run.load_artworks(artworks)
+        run.finish()
+
+    streams = [s for s in (artists, artworks) if s is not None]
+    return run_load(engine, f"tate {path}", streams, write, progress=progress, visit=count)
 
 
 def _display_order(contributor: dict[str, Any]) -> float:
@@ -129,8 +110,8 @@ def _sized_image(files: list[str]) -> tuple[str, list[str]] | None:
     return f"{stem}_{{image_version}}.jpg", versions
 
 
-class _TateLoader:
-    """One run: the partner, the slug and gene registries, and the batch being gathered."""
+class _TateRun(MuseumRun):
+    """One Tate run: what it knows of Tate's artists besides the shared registries."""
 
     def __init__(
         self,
@@ -139,46 +120,17 @@ class _TateLoader:
         progress: bool,
         *,
         with_artists: bool,
-        works_here: Counter[Any],
+        works: Counter[Any],
     ) -> None:
-        self.engine = engine
-        self.report = report
-        self.progress = progress
-        self.now = utcnow()
-        with engine.begin() as conn:
-            self.partner_id = ensure_partner(conn, TATE, self.now)
-            self.artist_slugs = SlugRegistry(conn, ARTISTS)
-            self.artwork_slugs = SlugRegistry(conn, ARTWORKS)
-            self.genes = GeneRegistry(conn, self.now)
-            self.resolver = ArtistResolver(conn, "tate")
-        # Taken before this run allocates any slug: the rows already in the database.
-        self.batch = Batch(
-            stored=set(self.artist_slugs.by_id) | set(self.artwork_slugs.by_id),
-            resolver=self.resolver,
-        )
-        self.resolver.slugs = self.artist_slugs
+        super().__init__(engine, report, progress, TATE)
         # Tate artist id -> the artist's number of works at Tate ("totalWorks"), for iconicity.
         self.total_works: dict[Any, int] = {}
         # Works per first contributor in this run's input: the count where "totalWorks" is
         # missing (artist_data.csv has none).
-        self.works_here = works_here
+        self.works_here = works
         # Tate artist ids a link may point at: those of the artists file when this run has one
         # (so a re-run reports the same missing contributors), else those already stored.
         self.known_artists: set[str] = set() if with_artists else set(self.resolver.stored)
-
-    def flush(self) -> None:
-        """Write the gathered batch."""
-        self.batch.flush(self.engine, self.genes, self.report)
-
-    def finish(self) -> None:
-        """Write what is left and recompute the artists' artwork counts."""
-        self.flush()
-        with self.engine.begin() as conn:
-            retired = self.resolver.retire_superseded(conn)
-            if retired:
-                self.report.add("artists merged away", retired, retired)
-            recount_artists(conn, self.now)
-        analyze(self.engine)
 
     def _expect(self, stream: Stream) -> None:
         """Set the batch for a stream's format: a partial one fills gaps of new rows only."""
@@ -192,20 +144,9 @@ class _TateLoader:
     def load_artists(self, stream: Stream) -> None:
         """Load every artist of a stream, with their movements as genes."""
         self._expect(stream)
-        for file, line, record in stream.read(self.report.error, self.progress):
-            if record.get("id") is None:
-                self.report.error(file, line, "missing id")
-                continue
-            try:
-                self.add_artist(record)
-            except RECORD_ERRORS as exc:
-                self.report.error(file, line, f"bad artist record: {exc!r}")
-                continue
-            if len(self.batch) >= BATCH_SIZE:
-                self.flush()
-        self.flush()
+        self.load_records(stream, self.add_artist, "artist")
 
-    def add_artist(self, record: dict[str, Any]) -> None:
+    def add_artist(self, record: Record, file: str, line: int) -> None:
         """Gather the rows of one artist record."""
         tate_id = record["id"]
         name = as_text(record.get("fc")) or as_text(record.get("mda"))
@@ -222,11 +163,10 @@ class _TateLoader:
         # The key comes from "mda", the name both the JSON and the CSV give.
         key_name = as_text(record.get("mda")) or name
         artist_id = self.resolver.artist_id(tate_id, key_name, birth_year, death_year)
-        row = artist_row(
-            artist_id=artist_id,
-            slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
-            name=name,
-            now=self.now,
+        row = self.artist(
+            artist_id,
+            self.artist_slug(artist_id, name),
+            name,
             sortable_name=record.get("mda"),
             gender=record.get("gender"),
             birth_year=birth_year,
@@ -256,20 +196,9 @@ class _TateLoader:
     def load_artworks(self, stream: Stream) -> None:
         """Load every artwork of a stream with its artist links, genes and images."""
         self._expect(stream)
-        for file, line, record in stream.read(self.report.error, self.progress):
-            if record.get("id") is None:
-                self.report.error(file, line, "missing id")
-                continue
-            try:
-                self.add_artwork(record, file, line)
-            except RECORD_ERRORS as exc:
-                self.report.error(file, line, f"bad artwork record: {exc!r}")
-                continue
-            if len(self.batch) >= BATCH_SIZE:
-                self.flush()
-        self.flush()
+        self.load_records(stream, self.add_artwork, "artwork")
 
-    def add_artwork(self, record: dict[str, Any], file: str, line: int) -> None:
+    def add_artwork(self, record: Record, file: str, line: int) -> None:
         """Gather the rows of one artwork record."""
         tate_id = record["id"]
         artwork_id = stable_id("tate", "artwork", tate_id)
@@ -288,19 +217,19 @@ class _TateLoader:
         copyright_lines = [record.get("thumbnailCopyright")] + [
             i.get("copyright") for i in record.get("additionalImages") or []
         ]
-        extra = [("Foreign title", record.get("foreignTitle"))]
-        row = artwork_row(
-            artwork_id=artwork_id,
-            slug=self.artwork_slugs.slug_for(
+        row = self.artwork(
+            artwork_id,
+            self.artwork_slugs.slug_for(
                 artwork_id, f"tate-{slugify(str(record.get('acno') or tate_id))}"
             ),
-            dimensions=parse_tate(
+            parse_tate(
                 record.get("dimensions"),
                 record.get("width"),
                 record.get("height"),
                 record.get("depth"),
             ),
-            now=self.now,
+            image=image,
+            notes=[("Foreign title", record.get("foreignTitle"))],
             title=record.get("title") or "",
             category=category,
             medium=record.get("medium"),
@@ -312,13 +241,9 @@ class _TateLoader:
             series=record.get("groupTitle") or group.get("shortTitle") or "",
             provenance=record.get("creditLine") or "",
             collecting_institution=COLLECTING_INSTITUTION,
-            additional_information="\n".join(f"{k}: {v}" for k, v in extra if v),
             image_rights=next((c for c in copyright_lines if c), None),
             unique=classification in UNIQUE_CLASSIFICATIONS,
             iconicity=iconicity(self.total_works.get(first_artist, 0), category, bool(image)),
-            partner_id=self.partner_id,
-            image_url=image[0] if image else None,
-            image_versions=image[1] if image else [],
         )
         self.batch.artworks.append(row)
         self.batch.artwork_artists.extend(links)
@@ -366,11 +291,10 @@ class _TateLoader:
             f"contributor {contributor['id']} ({name}) is not in the artists file: "
             "created a minimal artist from the contribution",
         )
-        stub = self.batch.stub_artists[artist_id] = artist_row(
-            artist_id=artist_id,
-            slug=self.artist_slugs.slug_for(artist_id, slugify(name)),
-            name=name,
-            now=self.now,
+        stub = self.batch.stub_artists[artist_id] = self.artist(
+            artist_id,
+            self.artist_slug(artist_id, name),
+            name,
             sortable_name=contributor.get("mda"),
             gender=contributor.get("gender"),
             birth_year=birth_year,

@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common.observability import ROUTE_KEY, Observer, configure_logging
+from common.logs import configure_logging
+from common.observability import ROUTE_KEY, Observer
 from common.serve import WSGIApp, run_waitress
 from common.workers import serve_workers
 

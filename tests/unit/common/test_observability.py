@@ -12,16 +12,10 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from common import metrics, observability
-from common.observability import (
-    REDACTED,
-    REQUEST_ID_KEY,
-    ROUTE_KEY,
-    Observer,
-    configure_logging,
-    redact_path,
-    redact_query,
-)
+from common import logs, metrics, observability
+from common.logs import configure_logging
+from common.observability import REQUEST_ID_KEY, ROUTE_KEY, Observer
+from common.redaction import REDACTED, redact_path, redact_query
 
 Lines = Callable[[], list[dict[str, Any]]]
 
@@ -239,7 +233,7 @@ def test_workers_totals_are_added_up(tmp_path: Path) -> None:
 
 def test_configure_logging_writes_json_lines(tmp_path: Path) -> None:
     root = logging.getLogger()
-    saved = (root.level, list(root.handlers), observability.access_log.level)
+    saved = (root.level, list(root.handlers), logs.access_log.level)
     flags = (logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
     read_fd, write_fd = os.pipe()
     err = (tmp_path / "err").open("w")
@@ -253,13 +247,13 @@ def test_configure_logging_writes_json_lines(tmp_path: Path) -> None:
         other = json.loads((tmp_path / "err").read_text().splitlines()[-1])
         assert other["level"] == "WARNING" and other["message"] == "careful: x"
         configure_logging("WARNING", stream=err, fd=write_fd)
-        assert observability.SINK.fd is None
-        assert not observability.access_log.isEnabledFor(logging.INFO)
+        assert logs.SINK.fd is None
+        assert not logs.access_log.isEnabledFor(logging.INFO)
     finally:
-        observability.SINK.fd = None
+        logs.SINK.fd = None
         root.handlers[:] = saved[1]
         root.setLevel(saved[0])
-        observability.access_log.setLevel(saved[2])
+        logs.access_log.setLevel(saved[2])
         logging.logThreads, logging.logProcesses, logging.logMultiprocessing = flags
         os.close(read_fd)
         os.close(write_fd)

@@ -1,0 +1,206 @@
+"""The ``artcat apps`` commands: the operator's hand on client applications."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from sqlalchemy import select
+
+from artcat.cli.accounts import add_enable_commands
+from artcat.cli.support import emit, instance_settings
+from auth_server.accounts import (
+    AccountError,
+    create_application,
+    find_user_by_email,
+    rotate_secret,
+)
+from auth_server.disabling import set_application_enabled
+from auth_server.redirects import parse_registered
+from common.db import make_engine, make_sessionmaker, upgrade
+from common.models import Application
+
+
+@click.group()
+def apps() -> None:
+    """Manage client applications."""
+
+
+@apps.command("create")
+@click.option("--name", required=True)
+@click.option("--owner", "owner_email", required=True, help="The owning user's email.")
+@click.option(
+    "--redirect-uri",
+    "redirect_uris",
+    multiple=True,
+    help="A redirect URI of the browser flow (repeat for more): https, http on a loopback "
+    "address, or a private-use scheme in reverse-domain form (com.example.app:/callback). "
+    "Matched exactly.",
+)
+@click.option(
+    "--no-browser-flow",
+    is_flag=True,
+    help="No redirect URI: the application signs users in only with the credentials grant "
+    "and uses XAPP and client-credentials tokens, never the browser flow.",
+)
+@click.option(
+    "--standard-token-response/--reference-token-response",
+    default=True,
+    help="RFC 6749 token responses (integer expires_in; the default, what stock OAuth clients "
+    "accept) or the reference API's (expires_in as a timestamp string).",
+)
+@click.option(
+    "--first-party",
+    is_flag=True,
+    help="Operated by this service: its user tokens may manage the user's applications.",
+)
+@click.option(
+    "--public",
+    is_flag=True,
+    help="A public client (native or browser app): no secret, PKCE required.",
+)
+@click.option("--json", "as_json", is_flag=True)
+def apps_create(
+    name: str,
+    owner_email: str,
+    redirect_uris: tuple[str, ...],
+    no_browser_flow: bool,
+    standard_token_response: bool,
+    first_party: bool,
+    public: bool,
+    as_json: bool,
+) -> None:
+    """Create an application; its secret (none for a public client) is printed once only."""
+    uris = _registered_uris(redirect_uris, browser_flow=not no_browser_flow, public=public)
+    settings = instance_settings()
+    upgrade(settings)
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        owner = find_user_by_email(session, owner_email)
+        if owner is None:
+            raise click.ClickException(f"no user with email {owner_email}")
+        try:
+            new = create_application(
+                session,
+                name=name,
+                owner=owner,
+                redirect_uris=uris,
+                standard_token_response=standard_token_response,
+            )
+        except AccountError as ex:
+            raise click.ClickException(str(ex)) from None
+        app = new.application
+        app.first_party = first_party
+        # A public client cannot keep a secret: the one just made is dropped unseen, so only
+        # the ``none`` client authentication (with PKCE) can work for it.
+        app.public_client = public
+        data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
+        if not public:
+            data["client_secret"] = new.client_secret
+        data.update(
+            first_party=first_party,
+            public_client=public,
+            redirect_uris=uris,
+            standard_token_response=standard_token_response,
+        )
+    emit(as_json, data)
+    if no_browser_flow and not as_json:
+        click.echo(
+            "no redirect URI: this application cannot sign users in through the browser; it "
+            "can use the credentials grant, XAPP tokens and the client_credentials grant"
+        )
+
+
+def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool) -> list[str]:
+    """Return the redirect URIs to register, or refuse them with the policy's reasons."""
+    if not browser_flow:
+        if given:
+            raise click.UsageError("--no-browser-flow registers no redirect URI: drop one or other")
+        if public:
+            raise click.UsageError("a public client signs users in through the browser only")
+        return []
+    if any("\n" in uri or "\r" in uri for uri in given):
+        raise click.BadParameter("one URI per --redirect-uri", param_hint="--redirect-uri")
+    uris, problems = parse_registered("\n".join(given))
+    if problems:
+        raise click.BadParameter(" ".join(problems), param_hint="--redirect-uri")
+    if not uris:
+        raise click.UsageError(
+            "give at least one --redirect-uri (the browser flow sends codes only to a registered "
+            "URI), or --no-browser-flow for an application that never uses the browser flow"
+        )
+    return uris
+
+
+@apps.command("set")
+@click.argument("client_id")
+@click.option(
+    "--first-party/--third-party",
+    "first_party",
+    default=None,
+    help="Whether its user tokens may manage the user's applications.",
+)
+@click.option(
+    "--redirect-uri",
+    "redirect_uris",
+    multiple=True,
+    help="Replace the registered redirect URIs with these (repeat for several).",
+)
+@click.option(
+    "--standard-token-response/--reference-token-response",
+    "standard",
+    default=None,
+    help="RFC 6749 token responses (integer expires_in) or the reference API's (a timestamp).",
+)
+def apps_set(
+    client_id: str, first_party: bool | None, redirect_uris: tuple[str, ...], standard: bool | None
+) -> None:
+    """Change how the service treats an application (first-party, redirect URIs, tokens)."""
+    if first_party is None and not redirect_uris and standard is None:
+        raise click.UsageError(
+            "say what to change: --first-party, --third-party, --redirect-uri, "
+            "--standard-token-response or --reference-token-response"
+        )
+    uris = _registered_uris(redirect_uris, browser_flow=True, public=False) if redirect_uris else []
+    with make_sessionmaker(make_engine(instance_settings()))() as session, session.begin():
+        app = session.scalar(select(Application).where(Application.client_id == client_id))
+        if app is None:
+            raise click.ClickException(f"no application with client id {client_id}")
+        if first_party is not None:
+            app.first_party = first_party
+        if uris:
+            app.redirect_uris = uris
+        if standard is not None:
+            app.standard_token_response = standard
+    if first_party is not None:
+        click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
+    if uris:
+        click.echo(f"application {client_id} redirect URIs: {' '.join(uris)}")
+    if standard is not None:
+        shape = "RFC 6749 (integer expires_in)" if standard else "the reference API's (timestamp)"
+        click.echo(f"application {client_id} token responses: {shape}")
+
+
+@apps.command("rotate-secret")
+@click.argument("client_id")
+@click.option("--json", "as_json", is_flag=True)
+def apps_rotate(client_id: str, as_json: bool) -> None:
+    """Give an application a new secret (the old one stops working at once)."""
+    settings = instance_settings()
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        app = session.scalar(select(Application).where(Application.client_id == client_id))
+        if app is None:
+            raise click.ClickException(f"no application with client id {client_id}")
+        if app.public_client:
+            raise click.ClickException(f"{client_id} is a public client: it has no secret")
+        secret = rotate_secret(session, app)
+    emit(as_json, {"client_id": client_id, "client_secret": secret})
+
+
+add_enable_commands(
+    apps,
+    "application",
+    set_application_enabled,
+    "client_id",
+    disable_help="Disable an application: end every token and pending code it holds, at once.",
+    enable_help="Let a disabled application be granted tokens again (its old tokens stay expired).",
+)

@@ -1,0 +1,70 @@
+"""The ``artcat serve`` command: both services, or one, on one port."""
+
+from __future__ import annotations
+
+import click
+
+from artcat.launch import build_wsgi, first_start, print_banner, wants_demo
+from common.logs import configure_logging
+from common.redis_store import connect_redis
+from common.serve import proxy_options, run_waitress
+from common.settings import AuthSettings, ResourceSettings, SettingsError
+from common.workers import pin_to_one_core, serve_workers
+
+
+@click.command()
+@click.argument("service", type=click.Choice(["all", "auth", "resource"]), default="all")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--threads", default=4, show_default=True, type=int)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Processes sharing the port, each pinned to one core (one per core is the rule). "
+    "One process is pinned too: its threads on several cores would convoy on the GIL.",
+)
+@click.option(
+    "--no-demo",
+    is_flag=True,
+    help="Do not load the demo data on first start (it is never loaded in production).",
+)
+def serve(service: str, host: str, port: int, threads: int, workers: int, no_demo: bool) -> None:
+    """Serve both services on one port (all), or one of them.
+
+    SIGTERM (or Ctrl-C) stops gracefully: new connections are refused, the requests in flight
+    are answered (for at most SHUTDOWN_GRACE seconds), then the process exits.
+    """
+    try:
+        auth_settings = AuthSettings.from_env()
+        resource_settings = ResourceSettings.from_env()
+    except SettingsError as ex:  # said plainly, without a traceback
+        raise click.ClickException(str(ex)) from None
+    configure_logging(resource_settings.log_level, access=resource_settings.access_log)
+    demo = first_start(
+        auth_settings, load_demo_data=wants_demo(service, auth_settings, no_demo=no_demo)
+    )
+    url = resource_settings.public_url or f"http://{host}:{port}"
+    grace = resource_settings.shutdown_grace
+    if workers == 1:
+        app = build_wsgi(service, auth_settings, resource_settings)  # an embedded Redis: unpinned
+        print_banner(service, url, demo)
+        pin_to_one_core()  # before waitress starts its threads, which inherit the affinity
+        run_waitress(
+            app, host, port, threads=threads, grace=grace, **proxy_options(resource_settings)
+        )
+        return
+    if resource_settings.embedded_redis:
+        connect_redis(resource_settings)  # the parent owns the embedded server; workers reuse it
+    print_banner(f"{service} ({workers} workers)", url, demo)
+    serve_workers(
+        lambda: build_wsgi(service, auth_settings, resource_settings),
+        host,
+        port,
+        workers=workers,
+        threads=threads,
+        grace=grace,
+        metrics_dir=resource_settings.metrics_dir,
+        options=proxy_options(resource_settings),
+    )
