@@ -55,9 +55,9 @@ def title_key(query: ParsedQuery) -> str:
 class SearchEngine(Protocol):
     """What the query interface needs from a full-text engine."""
 
-    def count(self, conn: Connection, query: ParsedQuery, tier: int) -> int:
+    def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
         """Return the size of a tier's set (which holds the sets of the tiers before it),
-        ``query.people`` left out."""
+        ``query.people`` left out, counting no further than ``cap``."""
         ...
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:

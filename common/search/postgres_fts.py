@@ -101,7 +101,13 @@ def _params(query: ParsedQuery) -> dict[str, object]:
 
 
 def _select(
-    what: str, source: str, where: str, query: ParsedQuery, tail: str = "", page: bool = False
+    what: str,
+    source: str,
+    where: str,
+    query: ParsedQuery,
+    tail: str = "",
+    page: bool = False,
+    capped_count: bool = False,
 ) -> TextClause:
     """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail, leaving
     out the artists the query names (``query.people``); a ``page`` of ids comes with its
@@ -109,6 +115,8 @@ def _select(
     kinds = " AND kind IN :kinds" if query.kinds else ""
     people = " AND id NOT IN :people" if query.people else ""
     sql = f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}"  # noqa: S608  # nosec B608 # constant fragments, bound values
+    if capped_count:  # the matches up to :cap, counted
+        sql = f"SELECT count(*) FROM ({sql} LIMIT :cap) AS capped"  # noqa: S608  # nosec B608 # constant fragments, bound values
     stmt = text(with_fields(sql) if page else sql)
     if query.kinds:
         stmt = stmt.bindparams(bindparam("kinds", expanding=True))
@@ -120,10 +128,11 @@ def _select(
 class PostgresEngine:
     """Search through tsvector columns and GIN indexes."""
 
-    def count(self, conn: Connection, query: ParsedQuery, tier: int) -> int:
-        """Return the size of a tier's set, counted on its own index (B-tree or GIN)."""
-        stmt = _select("count(*)", "search_documents", _MATCH[tier], query)
-        return int(conn.execute(stmt, _params(query)).scalar_one())
+    def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
+        """Return the size of a tier's set up to ``cap``, found on its own index (B-tree or
+        GIN): the heap is read for ``cap`` matches at most, not for every match."""
+        stmt = _select("1", "search_documents", _MATCH[tier], query, capped_count=True)
+        return int(conn.execute(stmt, {**_params(query), "cap": cap}).scalar_one())
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, stopping at the first match."""

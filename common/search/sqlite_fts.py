@@ -16,7 +16,9 @@ from common.search.text import ParsedQuery
 _EXACT_WHERE = "title_key = :tkey AND title_terms = :key"
 _EXACT_IDS = f"SELECT id FROM search_documents WHERE {_EXACT_WHERE}"  # noqa: S608  # nosec B608 # constant
 # "{people}" is where the artists the query names are left out (``_stmt``).
-_COUNT = "SELECT count(*) FROM search_fts WHERE search_fts MATCH :m{people}"
+_COUNT = (
+    "SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH :m{people} LIMIT :cap)"
+)
 _FETCH = (
     "SELECT rowid FROM search_fts WHERE search_fts MATCH :m{people} "
     "ORDER BY rowid LIMIT :n OFFSET :o"
@@ -93,14 +95,17 @@ def _exact_params(query: ParsedQuery) -> tuple[str, dict[str, object]]:
 class SqliteEngine:
     """Search through FTS5."""
 
-    def count(self, conn: Connection, query: ParsedQuery, tier: int) -> int:
-        """Return the size of a tier's set: a B-tree count, or an FTS5 count of postings."""
+    def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
+        """Return the size of a tier's set up to ``cap``: a B-tree count, or an FTS5 count of
+        postings, reading ``cap`` matches at most."""
         if tier == EXACT:
             where, params = _exact_params(query)
-            template = f"SELECT count(*) FROM search_documents WHERE {where}{{people}}"  # noqa: S608  # nosec B608 # constant fragments, bound values
-            return int(conn.execute(_stmt(template, query, "id"), params).scalar_one())
+            found = f"SELECT 1 FROM search_documents WHERE {where}{{people}} LIMIT :cap"  # noqa: S608  # nosec B608 # constant fragments, bound values
+            template = f"SELECT count(*) FROM ({found})"  # noqa: S608  # nosec B608 # as above
+            stmt = _stmt(template, query, "id")
+            return int(conn.execute(stmt, {**params, "cap": cap}).scalar_one())
         match = _with_kinds(expressions(query)[tier], query)
-        return int(conn.execute(_stmt(_COUNT, query), {"m": match}).scalar_one())
+        return int(conn.execute(_stmt(_COUNT, query), {"m": match, "cap": cap}).scalar_one())
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, reading one posting."""

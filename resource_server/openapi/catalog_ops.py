@@ -22,7 +22,7 @@ from resource_server.openapi.parts import (
 )
 from resource_server.openapi.parts import json_response as _json
 from resource_server.openapi.schemas import ID, INT, STR, Schema, null, obj, ref
-from resource_server.search.service import MAX_OFFSET, MAX_SIZE
+from resource_server.search.service import MAX_OFFSET, MAX_SIZE, WINDOW
 
 KIND = "|".join(KINDS)
 
@@ -60,6 +60,8 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
             {
                 "name": "offset",
                 "in": "query",
+                "description": f"A query serves its best {WINDOW:,} matches: a page past them is "
+                "empty",
                 "schema": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
             },
             {
@@ -124,7 +126,11 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
 CATALOG_SCHEMAS: dict[str, Schema] = {
     "SearchResults": obj(
         {
-            "total_count": INT,
+            "total_count": {
+                **INT,
+                "description": f"The number of matches, counted up to {WINDOW:,} (the most a "
+                "query serves)",
+            },
             "offset": INT,
             "q": STR,
             "_links": {"type": "object", "required": ["self"]},

@@ -25,6 +25,11 @@ from common.search.text import ParsedQuery, parse_query, split_kind_filter
 DEFAULT_SIZE = 10
 MAX_SIZE = 50
 MAX_OFFSET = 1_000_000
+# The results a query serves: its best WINDOW matches. Counting stops there, so a query that
+# matches half the catalog costs what one matching a thousand documents costs; its
+# ``total_count`` says WINDOW and pages past it are empty (as a search engine's result window
+# ends: Elasticsearch's at 10,000, Google Custom Search's at 100).
+WINDOW = 1_000
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,8 @@ def window(
             break
         whole = total if tier == ANY else people if tier == PERSON else None
         if skip and whole is None:
-            whole = engine.count(conn, query, tier) + people
+            # A tier past the window is as good as endless: the window starts inside it.
+            whole = engine.count(conn, query, tier, WINDOW + 1) + people
         if whole is not None and skip >= whole - before:
             skip -= whole - before
             before = whole
@@ -130,7 +136,7 @@ def search(conn: Connection, request: SearchRequest) -> SearchPage:
     if not query.words or kinds == ():
         return SearchPage(0)
     engine = engine_for(conn)
-    total = engine.count(conn, query, ANY)
+    total = engine.count(conn, query, ANY, WINDOW)
     if total == 0:
         corrected = spelling.suggest(conn, engine, query)
         if corrected is None:
@@ -141,4 +147,7 @@ def search(conn: Connection, request: SearchRequest) -> SearchPage:
         )
         return SearchPage(0, correction=new_q + filters)
     query = replace(query, people=find_people(conn, query))
-    return SearchPage(total, window(conn, engine, query, total, request.size, request.offset))
+    size = max(0, min(request.size, total - request.offset))  # nothing past the window
+    return SearchPage(
+        total, window(conn, engine, query, total, size, request.offset) if size else []
+    )

@@ -22,6 +22,7 @@ from common.search.text import fold
 from common.settings import ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app
+from resource_server.search import service
 from tests import factories
 from tests.conftest import SAMPLE_DATA, truncate_all
 from tests.functional.catalog_support import counting
@@ -341,3 +342,23 @@ def test_a_page_costs_at_most_one_query_per_tier_whatever_its_size(museum: Museu
         # their fields together); a deep page also counts the tiers it starts past.
         reads = [s for s in statements if "d.permalink" in s]
         assert 1 <= len(reads) <= 6 and len(statements) <= 2 + 6 + (4 if offset else 0)
+
+
+def test_a_query_serves_its_window_and_counts_no_further(
+    museum: Museum, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counting stops at the window: ``total_count`` says the window, its pages are the best
+    matches in the same order, and past it nothing (a deep page does not count on)."""
+    ranked = [r["_links"]["self"]["href"] for r in museum.walk(q="Turner", size=7)]
+    assert len(ranked) > 12
+    monkeypatch.setattr(service, "WINDOW", 12)
+    assert museum.ok(q="Turner")["total_count"] == 12
+    assert [r["_links"]["self"]["href"] for r in museum.walk(q="Turner", size=5)] == ranked[:12]
+    last = museum.ok(q="Turner", offset=10, size=5)
+    assert len(last["_embedded"]["results"]) == 2 and "next" not in last["_links"]
+    beyond = museum.ok(q="Turner", offset=12)
+    assert beyond["_embedded"]["results"] == [] and beyond["total_count"] == 12
+    with counting(museum.engine) as statements:
+        museum.ok(q="Turner", offset=11, size=1)
+    counts = [s for s in statements if "count(" in s.lower()]
+    assert counts and all("limit" in s.lower() for s in counts), counts
