@@ -102,6 +102,29 @@ class PageResult:
     total_count: int | None
 
 
+def is_entity_select(stmt: Select[Any]) -> bool:
+    """Tell whether ``stmt`` selects one ORM entity (its results are objects, not rows)."""
+    described = stmt.column_descriptions
+    return len(described) == 1 and described[0]["expr"] is described[0]["entity"]
+
+
+def fetch(session: Session, stmt: Select[Any]) -> Sequence[Any]:
+    """Return the results of ``stmt``: objects for an entity select, plain rows otherwise.
+
+    The catalog's read path selects columns (``queries.rows``): rows skip the ORM's object
+    construction and identity map; the user-data queries still select entities.
+    """
+    if is_entity_select(stmt):
+        return session.scalars(stmt).all()
+    return session.execute(stmt).all()
+
+
+def first(session: Session, stmt: Select[Any]) -> Any:
+    """Return the first result of ``stmt`` (object or row, as :func:`fetch`), or None."""
+    found = fetch(session, stmt.limit(1))
+    return found[0] if found else None
+
+
 def paginate(
     session: Session,
     stmt: Select[Any],
@@ -117,7 +140,7 @@ def paginate(
         page_stmt = page_stmt.where(_after(keys, cursor_values(keys, params.cursor), descending))
     if params.offset:
         page_stmt = page_stmt.offset(params.offset)
-    rows = list(session.scalars(page_stmt.limit(params.size + 1)))
+    rows = list(fetch(session, page_stmt.limit(params.size + 1)))
     next_cursor = None
     if len(rows) > params.size:
         rows = rows[: params.size]
@@ -132,9 +155,9 @@ def paginate(
 def sample_one(session: Session, stmt: Select[Any], id_col: InstrumentedAttribute[str]) -> Any:
     """Pick a random element of the filtered set by probing the id index, without a scan."""
     pivot = os.urandom(12).hex()
-    row = session.scalars(stmt.where(id_col >= pivot).order_by(id_col.asc()).limit(1)).first()
+    row = first(session, stmt.where(id_col >= pivot).order_by(id_col.asc()))
     if row is None:
-        row = session.scalars(stmt.where(id_col < pivot).order_by(id_col.desc()).limit(1)).first()
+        row = first(session, stmt.where(id_col < pivot).order_by(id_col.desc()))
     return row
 
 

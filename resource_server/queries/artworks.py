@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Row, Select, select
 from sqlalchemy.orm import Session
 
 from common.models import Artwork, ArtworkArtist, ArtworkGene, Edition, ShowArtwork
@@ -14,6 +13,7 @@ from common.visibility import visible_artwork
 from resource_server.pagination import PageParams, PageResult, sample_one
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
+from resource_server.queries.rows import grouped, select_rows
 from resource_server.queries.similarity import similar_artworks
 
 
@@ -26,7 +26,7 @@ def filtered(filters: dict[str, Any]) -> Select[Any]:
     Collections (``collection_id`` with ``user_id``, ordered by position) are served by their own
     pager over collection items; it reuses :func:`editions_for` to embed the editions.
     """
-    stmt = select(Artwork).where(visible_artwork())
+    stmt = select_rows(Artwork).where(visible_artwork())
     if "artist_id" in filters:
         by_artist = select(ArtworkArtist.artwork_id).where(
             ArtworkArtist.artist_id == filters["artist_id"]
@@ -50,38 +50,35 @@ def list_artworks(session: Session, filters: dict[str, Any], page: PageParams) -
     return page_by_id(session, filtered(filters), Artwork.id, page)
 
 
-def sample_artwork(session: Session, filters: dict[str, Any]) -> Artwork | None:
+def sample_artwork(session: Session, filters: dict[str, Any]) -> Row[Any] | None:
     """Return a random artwork of the filtered set."""
-    result: Artwork | None = sample_one(session, filtered(filters), Artwork.id)
+    result: Row[Any] | None = sample_one(session, filtered(filters), Artwork.id)
     return result
 
 
-def similar(session: Session, filters: dict[str, Any]) -> list[Artwork]:
+def similar(session: Session, filters: dict[str, Any]) -> list[Row[Any]]:
     """Return the non-paginated set of artworks similar to ``similar_to_artwork_id``."""
     return similar_artworks(session, filtered(filters), filters["similar_to_artwork_id"])
 
 
-def find_artwork(session: Session, id_or_slug: str) -> tuple[Artwork | None, bool]:
+def find_artwork(session: Session, id_or_slug: str) -> tuple[Row[Any] | None, bool]:
     """Return an artwork by id or slug, and whether it was found by slug."""
     return find(
         session,
         Artwork,
         id_or_slug,
         slug=Artwork.slug,
-        base=select(Artwork).where(visible_artwork()),
+        base=select_rows(Artwork).where(visible_artwork()),
     )
 
 
-def editions_for(session: Session, artwork_ids: Sequence[str]) -> dict[str, list[Edition]]:
+def editions_for(session: Session, artwork_ids: Sequence[str]) -> dict[str, list[Row[Any]]]:
     """Return the editions of several artworks in one indexed query, by artwork id."""
-    out: dict[str, list[Edition]] = defaultdict(list)
     if not artwork_ids:
-        return out
+        return {}
     stmt = (
-        select(Edition)
+        select_rows(Edition)
         .where(Edition.artwork_id.in_(list(artwork_ids)))
         .order_by(Edition.artwork_id, Edition.id)
     )
-    for edition in session.scalars(stmt):
-        out[edition.artwork_id].append(edition)
-    return out
+    return grouped(session.execute(stmt).all(), "artwork_id")

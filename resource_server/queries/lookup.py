@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from common.ids import is_id
+from resource_server.pagination import first
+from resource_server.queries.rows import select_rows
 
 MAX_SLUG = 300
 
@@ -25,10 +27,13 @@ def find(
     slug: InstrumentedAttribute[str] | None = None,
     base: Select[Any] | None = None,
 ) -> tuple[Any, bool]:
-    """Return ``(row or None, found_by_slug)``; without a slug column only ids are looked up."""
+    """Return ``(row or None, found_by_slug)``; without a slug column only ids are looked up.
+
+    Without ``base`` the row is a plain row of every column of ``model`` (``queries.rows``).
+    """
     by_slug = not is_id(value)
     if by_slug and (slug is None or not plausible_slug(value)):
         return None, by_slug
-    stmt = base if base is not None else select(model)
+    stmt = base if base is not None else select_rows(model)
     column = slug if by_slug and slug is not None else model.id
-    return session.scalars(stmt.where(column == value).limit(1)).first(), by_slug
+    return first(session, stmt.where(column == value)), by_slug

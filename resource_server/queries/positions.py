@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from common.ids import is_id
 from common.models import CollectionItem
 from resource_server.errors import ParamError
-from resource_server.pagination import PageParams, PageResult, encode_cursor
+from resource_server.pagination import PageParams, PageResult, encode_cursor, is_entity_select
 
 MAX_POSITION = 2**31 - 1  # the position column is a 32-bit integer
 
@@ -54,11 +54,15 @@ def _current_position(item_id: str) -> Any:
 
 
 def position_page(session: Session, stmt: Select[Any], page: PageParams) -> PageResult:
-    """Run one page of ``stmt`` (whose first column is the entity) in collection position order.
+    """Run one page of ``stmt`` (an entity, or columns) in collection position order.
 
     ``stmt`` must select from ``collection_items`` (joined as needed) filtered to one collection.
     """
-    stmt = stmt.add_columns(CollectionItem.position, CollectionItem.id)
+    entity = is_entity_select(stmt)
+    # Labelled apart from the entity's own columns: a row of columns keeps its ``id``.
+    stmt = stmt.add_columns(
+        CollectionItem.position.label("item_position"), CollectionItem.id.label("item_id")
+    )
     ordered = stmt.order_by(CollectionItem.position.asc(), CollectionItem.id.asc())
     start = anchor(page)
     if start is not None:
@@ -78,7 +82,7 @@ def position_page(session: Session, stmt: Select[Any], page: PageParams) -> Page
     total = None
     if page.total_count:
         total = session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
-    return PageResult([row[0] for row in rows], next_cursor, total)
+    return PageResult([row[0] if entity else row for row in rows], next_cursor, total)
 
 
 def random_position(session: Session, collection_id: str) -> int | None:

@@ -6,9 +6,9 @@ from typing import Any
 
 import falcon
 import orjson
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
-from common.models import Artwork
 from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.doccache import DocumentCache
@@ -105,7 +105,7 @@ class Artworks(Resource):
 
     def sample_of(
         self, session: Session, filters: dict[str, Any], req: falcon.Request
-    ) -> Artwork | None:
+    ) -> Row[Any] | None:
         """Return a random artwork of the filtered set (the collection hook applies here too)."""
         if "collection_id" in filters:
             return collected.sample_collection_artwork(
