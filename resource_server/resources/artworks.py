@@ -127,13 +127,14 @@ class ArtworkItem(Resource):
 
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
-        self.cache = DocumentCache(settings.document_cache_size)
+        self.cache = DocumentCache(settings.document_cache_size, kinds=("artworks", "editions"))
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show an artwork with its editions."""
         urls = self.urls(req)
         version = getattr(req.context, "catalog_version", None)
-        cached = self.cache.get(version, (urls.base, id))
+        types = getattr(req.context, "catalog_versions", ())
+        cached = self.cache.get(version, (urls.base, id), types)
         if cached is not None:
             resp.data = cached
             return
@@ -148,5 +149,5 @@ class ArtworkItem(Resource):
             data = orjson.dumps(
                 artwork(found, editions.get(found.id, []), urls, self.settings.web_url)
             )
-        self.cache.put(version, (urls.base, id), data)
+        self.cache.put(version, (urls.base, id), data, types)
         resp.data = data
