@@ -102,21 +102,26 @@ class PageResult:
     total_count: int | None
 
 
-def is_entity_select(stmt: Select[Any]) -> bool:
-    """Tell whether ``stmt`` selects one ORM entity (its results are objects, not rows)."""
-    described = stmt.column_descriptions
-    return len(described) == 1 and described[0]["expr"] is described[0]["entity"]
+# The execution option that marks a select of plain rows (``queries.rows.select_rows``); it
+# travels with every statement derived from the select (``where``, ``order_by``, ``limit``).
+PLAIN_ROWS = "plain_rows"
 
 
-def fetch(session: Session, stmt: Select[Any]) -> Sequence[Any]:
-    """Return the results of ``stmt``: objects for an entity select, plain rows otherwise.
+def plain_rows(stmt: Select[Any]) -> bool:
+    """Tell whether ``stmt`` selects plain rows (``queries.rows``) rather than ORM objects."""
+    return bool(stmt.get_execution_options().get(PLAIN_ROWS))
 
-    The catalog's read path selects columns (``queries.rows``): rows skip the ORM's object
-    construction and identity map; the user-data queries still select entities.
+
+def fetch(session: Session, stmt: Select[Any], params: Mapping[str, Any] | None = None) -> Any:
+    """Return the results of ``stmt``: plain rows for a select of rows, else the ORM objects.
+
+    The catalog's read path selects columns (``queries.rows``) and runs them on the session's
+    connection: Core execution, with no ORM compile state, object construction or identity
+    map on the way (the user-data queries still select entities, through the session).
     """
-    if is_entity_select(stmt):
-        return session.scalars(stmt).all()
-    return session.execute(stmt).all()
+    if plain_rows(stmt):
+        return session.connection().execute(stmt, params).all()
+    return session.scalars(stmt, params).all()
 
 
 def first(session: Session, stmt: Select[Any]) -> Any:

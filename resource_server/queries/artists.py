@@ -8,8 +8,8 @@ from sqlalchemy import Row, Select, select
 from sqlalchemy.orm import Session
 
 from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, Sale, SaleArtwork
-from resource_server.pagination import PageParams, PageResult, first, sample_one
-from resource_server.queries.lookup import plausible_slug
+from resource_server.pagination import PageParams, PageResult, fetch, sample_one
+from resource_server.queries.lookup import lookup_statement, plausible_slug
 from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import select_rows
 from resource_server.queries.similarity import similar_artists
@@ -86,4 +86,5 @@ def find_artist(session: Session, id_or_slug: str, *, by_slug: bool) -> Row[Any]
     if by_slug and not plausible_slug(id_or_slug):
         return None
     column = Artist.slug if by_slug else Artist.id
-    return first(session, select_rows(Artist).where(column == id_or_slug))
+    found = fetch(session, lookup_statement(Artist, column), {"key": id_or_slug})
+    return found[0] if found else None

@@ -5,16 +5,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, Select, select
+from sqlalchemy import Row, Select, bindparam, select
 from sqlalchemy.orm import Session
 
 from common.models import Artwork, ArtworkArtist, ArtworkGene, Edition, ShowArtwork
 from common.visibility import visible_artwork
-from resource_server.pagination import PageParams, PageResult, sample_one
+from resource_server.pagination import PageParams, PageResult, fetch, sample_one
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import grouped, select_rows
 from resource_server.queries.similarity import similar_artworks
+
+# The visible artworks, and the editions of a set of artworks: built once, run with parameters.
+VISIBLE = select_rows(Artwork).where(visible_artwork())
+EDITIONS_OF = (
+    select_rows(Edition)
+    .where(Edition.artwork_id.in_(bindparam("ids", expanding=True)))
+    .order_by(Edition.artwork_id, Edition.id)
+)
 
 
 def filtered(filters: dict[str, Any]) -> Select[Any]:
@@ -26,7 +34,7 @@ def filtered(filters: dict[str, Any]) -> Select[Any]:
     Collections (``collection_id`` with ``user_id``, ordered by position) are served by their own
     pager over collection items; it reuses :func:`editions_for` to embed the editions.
     """
-    stmt = select_rows(Artwork).where(visible_artwork())
+    stmt = VISIBLE
     if "artist_id" in filters:
         by_artist = select(ArtworkArtist.artwork_id).where(
             ArtworkArtist.artist_id == filters["artist_id"]
@@ -63,22 +71,12 @@ def similar(session: Session, filters: dict[str, Any]) -> list[Row[Any]]:
 
 def find_artwork(session: Session, id_or_slug: str) -> tuple[Row[Any] | None, bool]:
     """Return an artwork by id or slug, and whether it was found by slug."""
-    return find(
-        session,
-        Artwork,
-        id_or_slug,
-        slug=Artwork.slug,
-        base=select_rows(Artwork).where(visible_artwork()),
-    )
+    return find(session, Artwork, id_or_slug, slug=Artwork.slug, base=VISIBLE)
 
 
 def editions_for(session: Session, artwork_ids: Sequence[str]) -> dict[str, list[Row[Any]]]:
     """Return the editions of several artworks in one indexed query, by artwork id."""
     if not artwork_ids:
         return {}
-    stmt = (
-        select_rows(Edition)
-        .where(Edition.artwork_id.in_(list(artwork_ids)))
-        .order_by(Edition.artwork_id, Edition.id)
-    )
-    return grouped(session.execute(stmt).all(), "artwork_id")
+    rows = fetch(session, EDITIONS_OF, {"ids": list(artwork_ids)})
+    return grouped(rows, "artwork_id")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row, Select
+from sqlalchemy import Row, Select, bindparam
 from sqlalchemy.orm import Session
 
 from common.ids import is_id
 from common.models import Edition
 from common.visibility import visible_artwork_ids
-from resource_server.pagination import PageParams, PageResult, first, sample_one
+from resource_server.pagination import PageParams, PageResult, fetch, sample_one
 from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import select_rows
 
@@ -37,5 +37,12 @@ def find_edition(session: Session, edition_id: str, artwork_id: str) -> Row[Any]
     """Return an edition of an artwork by id."""
     if not is_id(edition_id):
         return None
-    stmt = filtered({"artwork_id": artwork_id}).where(Edition.id == edition_id)
-    return first(session, stmt)
+    found = fetch(session, ONE_EDITION, {"artwork_id": artwork_id, "edition_id": edition_id})
+    return found[0] if found else None
+
+
+ONE_EDITION = (
+    filtered({"artwork_id": bindparam("artwork_id")})
+    .where(Edition.id == bindparam("edition_id"))
+    .limit(1)
+)

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from common.ids import is_id
 from common.models import CollectionItem
 from resource_server.errors import ParamError
-from resource_server.pagination import PageParams, PageResult, encode_cursor, is_entity_select
+from resource_server.pagination import PageParams, PageResult, encode_cursor, plain_rows
 
 MAX_POSITION = 2**31 - 1  # the position column is a 32-bit integer
 
@@ -58,7 +58,6 @@ def position_page(session: Session, stmt: Select[Any], page: PageParams) -> Page
 
     ``stmt`` must select from ``collection_items`` (joined as needed) filtered to one collection.
     """
-    entity = is_entity_select(stmt)
     # Labelled apart from the entity's own columns: a row of columns keeps its ``id``.
     stmt = stmt.add_columns(
         CollectionItem.position.label("item_position"), CollectionItem.id.label("item_id")
@@ -73,7 +72,7 @@ def position_page(session: Session, stmt: Select[Any], page: PageParams) -> Page
         ordered = ordered.where(CollectionItem.position > after)
     if page.offset:
         ordered = ordered.offset(page.offset)
-    rows = list(session.execute(ordered.limit(page.size + 1)))
+    rows = list(fetch_tuples(session, ordered.limit(page.size + 1)))
     next_cursor = None
     if len(rows) > page.size:
         last, following = rows[page.size - 1], rows[page.size]
@@ -82,7 +81,15 @@ def position_page(session: Session, stmt: Select[Any], page: PageParams) -> Page
     total = None
     if page.total_count:
         total = session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
-    return PageResult([row[0] if entity else row for row in rows], next_cursor, total)
+    rows_wanted = plain_rows(stmt)
+    return PageResult([row if rows_wanted else row[0] for row in rows], next_cursor, total)
+
+
+def fetch_tuples(session: Session, stmt: Select[Any]) -> Any:
+    """Return the result tuples of ``stmt``: on the connection for plain rows (``queries.rows``)."""
+    if plain_rows(stmt):
+        return session.connection().execute(stmt).all()
+    return session.execute(stmt).all()
 
 
 def random_position(session: Session, collection_id: str) -> int | None:

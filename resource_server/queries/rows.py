@@ -16,6 +16,8 @@ from typing import Any
 from sqlalchemy import Row, Select, inspect, select
 from sqlalchemy.orm import InstrumentedAttribute
 
+from resource_server.pagination import PLAIN_ROWS
+
 
 @cache
 def columns(model: Any) -> tuple[InstrumentedAttribute[Any], ...]:
@@ -27,9 +29,11 @@ def columns(model: Any) -> tuple[InstrumentedAttribute[Any], ...]:
 def select_rows(model: Any) -> Select[Any]:
     """Return a select of every column of ``model``, whose results are plain rows.
 
-    Built once per model: a select is immutable, each ``where`` makes a new one.
+    Built once per model: a select is immutable, each ``where`` makes a new one. The mark
+    (an execution option, which every derived statement keeps) tells the pager to run it on
+    the connection, not through the ORM.
     """
-    return select(*columns(model))
+    return select(*columns(model)).execution_options(**{PLAIN_ROWS: True})
 
 
 def grouped(rows: Sequence[Row[Any]], key: str) -> dict[str, list[Row[Any]]]:

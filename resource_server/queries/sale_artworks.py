@@ -50,5 +50,9 @@ def sample_sale_artwork(
 
 def find_sale_artwork(session: Session, lot_id: str, *, admin: bool) -> Row[Any] | None:
     """Return a sale artwork by id (in a published sale unless Admin)."""
-    row: Row[Any] | None = find(session, SaleArtwork, lot_id, base=filtered({}, admin=admin))[0]
+    row: Row[Any] | None = find(session, SaleArtwork, lot_id, base=_ANY[admin])[0]
     return row
+
+
+# The lots of any sale (Admins), of published sales (everyone else): lookup bases, built once.
+_ANY = {admin: filtered({}, admin=admin) for admin in (True, False)}

@@ -15,6 +15,9 @@ from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import select_rows
 from resource_server.schedule import not_running, status_condition
 
+ANY = select_rows(Sale)
+PUBLISHED = ANY.where(Sale.published.is_(True))  # what a caller who is not an Admin sees
+
 
 def filtered(filters: dict[str, Any], now: datetime, *, admin: bool) -> Select[Any]:
     """Return the select of sales matching the filters; ``live`` means running at ``now``."""
@@ -50,5 +53,4 @@ def sample_sale(
 
 def find_sale(session: Session, id_or_slug: str, *, admin: bool) -> tuple[Row[Any] | None, bool]:
     """Return a sale by id or slug (published ones only unless Admin), and how it was found."""
-    base = select_rows(Sale) if admin else select_rows(Sale).where(Sale.published.is_(True))
-    return find(session, Sale, id_or_slug, slug=Sale.slug, base=base)
+    return find(session, Sale, id_or_slug, slug=Sale.slug, base=ANY if admin else PUBLISHED)

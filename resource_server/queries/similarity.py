@@ -98,7 +98,7 @@ def similar_artists(
         .order_by(score.desc(), Artist.published_artworks_count.desc(), Artist.id)
         .limit(LIMIT)
     )
-    return list(session.execute(stmt).all())
+    return list(session.connection().execute(stmt).all())
 
 
 def _artwork_scores(subject_id: str) -> Any:
@@ -141,4 +141,4 @@ def similar_artworks(session: Session, base: Select[Any], subject_id: str) -> li
         .order_by(score.desc(), Artwork.iconicity.desc(), Artwork.id)
         .limit(LIMIT)
     )
-    return list(session.execute(stmt).all())
+    return list(session.connection().execute(stmt).all())
