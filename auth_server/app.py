@@ -10,12 +10,12 @@ from auth_server import endpoints, errors, grants, oauth, server
 from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.context import AuthServices
-from auth_server.errors import ParamError
 from auth_server.params import secrets_in_query
 from auth_server.views import account, authorize, discovery, health, password, session, tokens
 from auth_server.views import applications as applications_api
 from auth_server.views import oauth as oauth_endpoints
 from auth_server.views import verify as email_pages
+from common.api.errors import ParamError
 from common.hardening import PRIVATE, Hardening
 from common.observability import ROUTE_KEY, Observer
 from common.settings import AuthSettings

@@ -13,11 +13,12 @@ from redis import Redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from auth_server.errors import ParamError
 from auth_server.inputs import is_clean
-from auth_server.paging import PageParams, paginate
 from auth_server.rate_limits import Limits, per_app
 from auth_server.redirects import parse_registered
+from common.api.errors import ParamError
+from common.api.keyset import paginate
+from common.api.paging import PageParams, id_cursor
 from common.ids import is_id
 from common.models import Application, Token
 from common.settings import AuthSettings
@@ -29,7 +30,8 @@ def owned_page(
 ) -> tuple[list[Application], str | None, int | None]:
     """Return a page of the user's applications (the user_id index, keyset by id)."""
     stmt = select(Application).where(Application.user_id == user_id)
-    return paginate(session, stmt, Application.id, params)
+    page = paginate(session, stmt, [Application.id], id_cursor(params))
+    return page.rows, page.next_cursor, page.total_count
 
 
 def issued_to_first_party(session: Session, application_id: str) -> bool:
@@ -54,7 +56,7 @@ def check_name(name: str) -> str:
     if not name:
         raise ParamError.missing("name")
     if not is_clean(name, 200):
-        raise ParamError("Name is invalid.", {"name": ["is invalid"]})
+        raise ParamError.invalid("name")
     return name
 
 

@@ -7,10 +7,9 @@ from collections.abc import Mapping
 from flask import Request
 
 from auth_server.context import services
-from auth_server.errors import AuthError
+from common.api.errors import AuthError
 from common.tokens import TokenRecord
 
-INVALID_TOKEN = "The access token is invalid or has expired."  # noqa: S105  # nosec B105 # a message
 TOKEN_HEADERS = ("X-Access-Token", "X-Auth-Token")
 
 
@@ -50,5 +49,5 @@ def require_user(req: Request) -> TokenRecord:
     records = [store.lookup(token) for token in request_tokens(req)]
     users = {r.user_id for r in records if r is not None and r.is_user}
     if not records or None in records or len(users) != 1:
-        raise AuthError(INVALID_TOKEN)
+        raise AuthError()
     return next(r for r in records if r is not None and r.is_user)

@@ -1,71 +1,18 @@
-"""Domain errors of the auth server and their one mapping to HTTP responses."""
+"""The auth server's one mapping of errors to Flask responses."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from flask import Flask, Response, jsonify
 from redis.exceptions import RedisError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
+from common.api.errors import APIError, UnsupportedContentType
 from common.db import describe_failure
 
 log = logging.getLogger("artcat.auth")
-
-
-class APIError(Exception):
-    """An error answered with ``{type, message[, detail]}``."""
-
-    status = 400
-    type = "other_error"
-
-    def __init__(
-        self,
-        message: str,
-        detail: dict[str, list[str]] | None = None,
-        *,
-        retry_after: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.detail = detail
-        self.retry_after = retry_after  # seconds, for a 429 or 503
-
-    def body(self) -> dict[str, Any]:
-        """Return the JSON body of the error."""
-        body: dict[str, Any] = {"type": self.type, "message": self.message}
-        if self.detail:
-            body["detail"] = self.detail
-        return body
-
-
-class AuthError(APIError):
-    """Bad credentials or an invalid token (401)."""
-
-    status = 401
-    type = "auth_error"
-
-
-class ParamError(APIError):
-    """Missing or malformed parameters (400) with a ``detail`` per field."""
-
-    type = "param_error"
-
-    @classmethod
-    def missing(cls, *fields: str) -> ParamError:
-        """Return the error for blank required fields."""
-        message = ", ".join(f"{f.replace('_', ' ').capitalize()} can't be blank" for f in fields)
-        return cls(message + ".", {f: ["can't be blank"] for f in fields})
-
-
-class UnsupportedContentType(Exception):
-    """A request body in a content type other than form-urlencoded or JSON (406)."""
-
-    def __init__(self, content_type: str) -> None:
-        super().__init__(content_type)
-        self.content_type = content_type
 
 
 def register(app: Flask) -> None:

@@ -1,4 +1,4 @@
-"""Checks on request text before it reaches SQL, and list/boolean parameters of the JSON API."""
+"""Checks on request text before it reaches SQL, and list parameters of the JSON API."""
 
 from __future__ import annotations
 
@@ -6,13 +6,11 @@ from typing import Any
 
 from flask import Request
 
-from auth_server.errors import ParamError
 from auth_server.params import FORM, JSON, MULTIPART, json_body
+from common.api.errors import ParamError
 from common.urlencoding import is_utf8_urlencoded
 
 MAX_TEXT = 4096
-TRUE = frozenset({"1", "true", "yes", "on"})
-FALSE = frozenset({"0", "false", "no", "off"})
 
 
 def is_clean(value: str, max_length: int = MAX_TEXT) -> bool:
@@ -37,16 +35,6 @@ def undecodable_part(req: Request) -> str | None:
     return None
 
 
-def parse_bool(name: str, raw: str) -> bool:
-    """Parse a boolean parameter, raising a ParamError naming it."""
-    value = raw.lower()  # exactly the word: a control character around it is no flag
-    if value in TRUE:
-        return True
-    if value in FALSE:
-        return False
-    raise ParamError(f"{name.replace('_', ' ').capitalize()} is invalid.", {name: ["is invalid"]})
-
-
 def request_list(req: Request, name: str) -> list[str] | None:
     """Return a list parameter from a JSON array or repeated form/query keys; None when absent."""
     mimetype = req.mimetype or ""
@@ -57,10 +45,7 @@ def request_list(req: Request, name: str) -> list[str] | None:
             if value is None:
                 return []
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ParamError(
-                    f"{name.replace('_', ' ').capitalize()} must be an array of strings.",
-                    {name: ["must be an array of strings"]},
-                )
+                raise ParamError.invalid(name, "must be an array of strings")
             return list(value)
     sources = [req.args]
     if mimetype == FORM:

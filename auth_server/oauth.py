@@ -1,4 +1,4 @@
-"""What the OAuth endpoints share: scopes, lifetimes, our errors and their one JSON shape.
+"""What the OAuth endpoints share: scope parsing, lifetimes, our errors and their one JSON shape.
 
 Errors are Authlib's RFC 6749 error classes, answered as ``{error, error_description[, state]}``
 with ``Cache-Control: no-store``, whether Authlib's server answers them or they escape to Flask.
@@ -9,12 +9,10 @@ from __future__ import annotations
 from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidScopeError, OAuth2Error
 from flask import Flask, Response, g, jsonify, request
 
+from common.api.constants import BAD_CLIENT, OFFLINE_ACCESS, SUPPORTED_SCOPES
 from common.settings import AuthSettings
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
-OFFLINE_ACCESS = "offline_access"
-SUPPORTED_SCOPES = frozenset({OFFLINE_ACCESS})
-BAD_CLIENT = "The client id or secret is invalid."
 # The token type of every token this server issues (RFC 6750 bearer tokens).
 BEARER = "Bearer"
 HINT_UNSUPPORTED = "This token_type_hint is not supported."

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Request
 
-from auth_server.errors import ParamError, UnsupportedContentType
+from common.api.errors import ParamError, UnsupportedContentType
 
 FORM = "application/x-www-form-urlencoded"
 MULTIPART = "multipart/form-data"

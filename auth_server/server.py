@@ -26,10 +26,11 @@ from werkzeug.datastructures import MultiDict
 from auth_server.audit import audit
 from auth_server.clients import OAuthClient, query_client
 from auth_server.context import issuer, services
-from auth_server.errors import APIError
 from auth_server.inputs import is_clean
-from auth_server.oauth import BAD_CLIENT, BEARER, error_response, parse_scope, token_ttl
+from auth_server.oauth import BEARER, error_response, parse_scope, token_ttl
 from auth_server.params import JSON, json_body, request_params
+from common.api.constants import BAD_CLIENT
+from common.api.errors import APIError
 from common.ids import format_ts
 
 EXTENSION_KEY = "artcat.oauth_server"

@@ -29,10 +29,10 @@ from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from auth_server.context import services
-from auth_server.errors import ParamError
 from auth_server.forms import STRENGTH_HINT
 from auth_server.inputs import undecodable_part
 from auth_server.mail import Mailer
+from common.api.errors import ParamError
 from common.models import User
 
 csrf = CSRFProtect()

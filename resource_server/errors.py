@@ -1,4 +1,4 @@
-"""Domain errors of the catalog API and their one mapping to HTTP responses."""
+"""The catalog API's one mapping of errors to Falcon responses."""
 
 from __future__ import annotations
 
@@ -9,71 +9,17 @@ import falcon
 from redis.exceptions import RedisError
 from sqlalchemy.exc import OperationalError
 
+from common.api.errors import APIError
 from common.db import describe_failure
 
 log = logging.getLogger("artcat.resource")
 
-INVALID_TOKEN = "The access token is invalid or has expired."  # noqa: S105  # nosec B105 # a message
-
-
-class APIError(Exception):
-    """An error answered with ``{type, message[, detail]}``."""
-
-    status = falcon.HTTP_400
-    type = "other_error"
-
-    def __init__(self, message: str, detail: dict[str, list[str]] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.detail = detail
-
-    def body(self) -> dict[str, Any]:
-        """Return the JSON body of the error."""
-        body: dict[str, Any] = {"type": self.type, "message": self.message}
-        if self.detail:
-            body["detail"] = self.detail
-        return body
-
-
-class AuthError(APIError):
-    """A missing, unknown or expired token (401)."""
-
-    status = falcon.HTTP_401
-    type = "auth_error"
-
-    def __init__(self, message: str = INVALID_TOKEN) -> None:
-        super().__init__(message)
-
-
-class ParamError(APIError):
-    """A malformed value of a known parameter (400), naming the parameter."""
-
-    type = "param_error"
-
-    @classmethod
-    def invalid(cls, name: str, reason: str = "is invalid") -> ParamError:
-        """Return the error for one parameter."""
-        return cls(f"{name.replace('_', ' ').capitalize()} {reason}.", {name: [reason]})
-
-
-class TooLarge(APIError):
-    """A request body over the limit (413): waitress answers it first; other servers get this."""
-
-    status = falcon.HTTP_413
-
-
-class NotFound(APIError):
-    """An unknown resource (404 ``<Model> Not Found``)."""
-
-    status = falcon.HTTP_404
-
-    def __init__(self, model: str) -> None:
-        super().__init__(f"{model} Not Found")
-
 
 def handle_api_error(req: falcon.Request, resp: falcon.Response, ex: APIError, _p: Any) -> None:
     """Render a domain error."""
-    resp.status = ex.status
+    resp.status = falcon.code_to_http_status(ex.status)
+    if ex.retry_after is not None:
+        resp.set_header("Retry-After", str(ex.retry_after))
     resp.media = ex.body()
 
 

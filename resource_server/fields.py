@@ -7,25 +7,12 @@ from typing import Any
 
 import falcon
 
+from common.api.constants import BLANK, INVALID
+from common.api.errors import ParamError, humanize
+from common.api.params import FALSE, TRUE, single
 from common.ids import is_id
 from common.urlencoding import is_utf8_urlencoded
-from resource_server.errors import APIError, ParamError
 from resource_server.negotiation import NOT_UTF8
-from resource_server.params import FALSE, TRUE, single
-
-BLANK = "can't be blank"
-INVALID = "is invalid"
-
-
-class Forbidden(APIError):
-    """A write to something the caller can see but does not own (403)."""
-
-    status = falcon.HTTP_403
-
-
-def humanize(name: str) -> str:
-    """Return a field name as it reads in a message (``user_id`` -> ``User id``)."""
-    return name.replace("_", " ").capitalize()
 
 
 def query_fields(req: falcon.Request) -> dict[str, str | None]:

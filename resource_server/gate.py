@@ -21,10 +21,10 @@ import falcon
 from redis import Redis
 from redis.exceptions import NoScriptError, ResponseError
 
+from common.api.errors import AuthError
 from common.catalog_version import catalog_version_key, version_keys
 from common.tokens import TokenRecord, TokenStore, digest, well_formed
 from resource_server.auth import tokens_from_request
-from resource_server.errors import AuthError
 from resource_server.ratelimit import RateLimiter
 
 # Token digests whose application is remembered; past this many the memory starts afresh.

@@ -6,9 +6,9 @@ from typing import Any
 
 import falcon
 
+from common.api.errors import ParamError, TooLarge
 from common.serve import MAX_REQUEST_BODY
 from common.urlencoding import is_utf8_urlencoded
-from resource_server.errors import ParamError, TooLarge
 
 BODY_TYPES = ("application/x-www-form-urlencoded", "application/json")
 NOT_UTF8 = "is not valid UTF-8"

@@ -15,23 +15,21 @@ from redis import Redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from common.api.errors import TooManyRequests
 from common.metrics import counter
 from common.models import Application
-from resource_server.errors import APIError
 
 OVERRIDE_TTL = 60.0  # seconds an application's override is cached in this process
 REJECTIONS = counter("artcat_rate_limit_rejections", "Requests refused 429 by the rate limit.")
 
 
-class RateLimited(APIError):
+class RateLimited(TooManyRequests):
     """Too many requests for the caller's application (429)."""
 
-    status = falcon.HTTP_429
-    type = "rate_limit_error"
-
     def __init__(self, retry_after: int, limit: str) -> None:
-        super().__init__(f"Too many requests: the limit is {limit} per application.")
-        self.retry_after = retry_after
+        super().__init__(
+            f"Too many requests: the limit is {limit} per application.", retry_after=retry_after
+        )
 
 
 def burst_limit(rate: str, burst: int) -> RateLimitItem:
@@ -133,6 +131,6 @@ def handle_rate_limited(
     req: falcon.Request, resp: falcon.Response, ex: RateLimited, _p: Any
 ) -> None:
     """Render a 429 with Retry-After."""
-    resp.status = ex.status
+    resp.status = falcon.code_to_http_status(ex.status)
     resp.set_header("Retry-After", str(ex.retry_after))
     resp.media = ex.body()

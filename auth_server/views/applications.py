@@ -25,32 +25,20 @@ from auth_server.applications import (
     owned_page,
 )
 from auth_server.audit import audit
-from auth_server.bearer import INVALID_TOKEN, require_user
+from auth_server.bearer import require_user
 from auth_server.context import services
-from auth_server.errors import APIError, AuthError, ParamError
-from auth_server.inputs import parse_bool, request_list
+from auth_server.inputs import request_list
 from auth_server.oauth import no_store
-from auth_server.paging import parse_page_params
 from auth_server.params import JSON, json_body, request_params
+from common.api.constants import INVALID_TOKEN
+from common.api.errors import AuthError, Forbidden, NotFound, ParamError
+from common.api.paging import parse_page_params
+from common.api.params import parse_bool
 from common.hal import Page, Urls, link
 from common.ids import format_ts
 from common.models import Application, User
 from common.tokens import TokenRecord
 
-
-class NotFound(APIError):
-    """A resource that does not exist or is not the caller's (404)."""
-
-    status = 404
-
-
-class Forbidden(APIError):
-    """A valid token that may not do this (403)."""
-
-    status = 403
-
-
-APP_NOT_FOUND = "Application Not Found"
 THIRD_PARTY = (
     "This application cannot create, change or delete applications: only the service's own "
     "(first-party) applications may. Manage your applications at /account/applications."
@@ -147,8 +135,8 @@ class Applications(MethodView):
             resp.headers["Location"] = location
             return resp
         if user_id != record.user_id:
-            raise NotFound("User Not Found")
-        page = parse_page_params(params)
+            raise NotFound("User")
+        page = parse_page_params(params, default_size=5, max_size=100, extras=False)
         with services().stores.sessions() as session:
             rows, next_cursor, total = owned_page(session, user_id, page)
         query: dict[str, Any] = {"user_id": user_id, **page.echo()}
@@ -216,7 +204,7 @@ class ApplicationItem(MethodView):
         with services().stores.sessions() as session:
             app = find_owned(session, app_id, record.user_id or "")
         if app is None:
-            raise NotFound(APP_NOT_FOUND)
+            raise NotFound("Application")
         return jsonify(application(app, _urls()))
 
     def put(self, app_id: str) -> Response:
@@ -231,7 +219,7 @@ class ApplicationItem(MethodView):
         with services().stores.sessions() as session, session.begin():
             app = find_owned(session, app_id, record.user_id or "")
             if app is None:
-                raise NotFound(APP_NOT_FOUND)
+                raise NotFound("Application")
             if name is not None:
                 app.name = name
             if redirect_urls is not None:
@@ -250,7 +238,7 @@ class ApplicationItem(MethodView):
         with services().stores.sessions() as session, session.begin():
             app = find_owned(session, app_id, record.user_id or "")
             if app is None:
-                raise NotFound(APP_NOT_FOUND)
+                raise NotFound("Application")
             expired = delete_application(session, tokens, app)
         tokens.tombstone(expired)
         audit(

@@ -9,7 +9,7 @@ from flask import Response, jsonify
 
 from auth_server.context import issuer
 from auth_server.grants import GRANT_TYPES
-from auth_server.oauth import SUPPORTED_SCOPES
+from common.api.constants import SUPPORTED_SCOPES
 
 SECRET_METHODS = ["client_secret_basic", "client_secret_post"]
 # "none": public clients (no secret, PKCE required) at the token and revocation endpoints.

@@ -6,23 +6,15 @@ from flask import Response, current_app, jsonify, request
 
 from auth_server.accounts import authenticate_client_id
 from auth_server.audit import audit
-from auth_server.bearer import INVALID_TOKEN, request_token
+from auth_server.bearer import request_token
 from auth_server.context import services
-from auth_server.errors import APIError, AuthError, ParamError
 from auth_server.inputs import is_clean
 from auth_server.oauth import no_store
 from auth_server.params import request_params
 from auth_server.xapp_throttle import xapp_throttle
+from common.api.constants import BAD_CLIENT, INVALID_TOKEN
+from common.api.errors import AuthError, ParamError, TooManyRequests
 from common.ids import format_ts
-
-BAD_CLIENT = "The client id or secret is invalid."
-
-
-class TooManyAttempts(APIError):
-    """Over the XAPP issuance limits (429, with Retry-After)."""
-
-    status = 429
-    type = "rate_limit_error"
 
 
 def xapp_token() -> tuple[Response, int, dict[str, str]]:
@@ -31,7 +23,7 @@ def xapp_token() -> tuple[Response, int, dict[str, str]]:
     wait = xapp_throttle().hit(client_id=params.get("client_id", ""), ip=request.remote_addr or "")
     if wait is not None:
         audit("xapp_token.throttled", ip=request.remote_addr, retry_after=wait)
-        raise TooManyAttempts(f"Too many attempts. Try again in {wait} seconds.", retry_after=wait)
+        raise TooManyRequests(f"Too many attempts. Try again in {wait} seconds.", retry_after=wait)
     missing = [f for f in ("client_id", "client_secret") if not params.get(f)]
     if missing:
         raise ParamError.missing(*missing)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from common.api.paging import MAX_OFFSET
 from resource_server.openapi.operations import (
     AUTH_SCHEMAS,
     ERROR_RESPONSES,
@@ -14,7 +15,6 @@ from resource_server.openapi.operations import (
     URL_TEXT,
 )
 from resource_server.openapi.schemas import ACCOUNTS, CATALOG, COMMON, components, schema_name
-from resource_server.pagination import MAX_OFFSET
 from resource_server.params import Param
 from resource_server.routes import CollectionRoute, PlainRoute
 

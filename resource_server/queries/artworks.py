@@ -9,9 +9,10 @@ from typing import Any
 from sqlalchemy import Row, Select, bindparam, select
 from sqlalchemy.orm import Session
 
+from common.api.keyset import PageResult, fetch, sample_one
+from common.api.paging import PageParams
 from common.models import Artwork, ArtworkArtist, ArtworkGene, Edition, ShowArtwork
 from common.visibility import visible_artwork
-from resource_server.pagination import PageParams, PageResult, fetch, sample_one
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import grouped, select_rows

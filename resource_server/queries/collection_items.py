@@ -12,11 +12,12 @@ from typing import Any
 from sqlalchemy import Select, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from common.api.errors import NotFound, ParamError
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.ids import utcnow
 from common.models import Artwork, Collection, CollectionItem
 from common.visibility import visible_artwork
-from resource_server.errors import NotFound, ParamError
-from resource_server.pagination import PageParams, PageResult
 from resource_server.queries.collections import (
     check_writable,
     find_collection,

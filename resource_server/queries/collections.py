@@ -12,10 +12,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, Select, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from common.api.errors import Forbidden, NotFound, ParamError
+from common.api.keyset import PageResult, first, paginate, sample_one
+from common.api.paging import PageParams
 from common.models import Artwork, Collection, CollectionItem
-from resource_server.errors import NotFound, ParamError
-from resource_server.fields import Forbidden
-from resource_server.pagination import PageParams, PageResult, first, paginate, sample_one
 from resource_server.queries.locking import write_transaction
 from resource_server.queries.positions import position_page, random_position
 from resource_server.queries.rows import select_rows

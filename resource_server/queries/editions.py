@@ -7,10 +7,11 @@ from typing import Any
 from sqlalchemy import Row, Select, bindparam
 from sqlalchemy.orm import Session
 
+from common.api.keyset import PageResult, fetch, sample_one
+from common.api.paging import PageParams
 from common.ids import is_id
 from common.models import Edition
 from common.visibility import visible_artwork_ids
-from resource_server.pagination import PageParams, PageResult, fetch, sample_one
 from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import select_rows
 

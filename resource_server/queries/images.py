@@ -7,8 +7,9 @@ from typing import Any
 from sqlalchemy import Row, Select
 from sqlalchemy.orm import Session
 
+from common.api.keyset import PageResult, sample_one
+from common.api.paging import PageParams
 from common.models import Image
-from resource_server.pagination import PageParams, PageResult, sample_one
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import select_rows

@@ -15,21 +15,14 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-import falcon
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from resource_server.errors import APIError
+from common.api.errors import Conflict
 
 T = TypeVar("T")
 ATTEMPTS = 5
 RETRYABLE_SQLSTATES = {"40001", "40P01", "55P03"}  # serialization, deadlock, lock not available
-
-
-class Conflict(APIError):
-    """A write that kept conflicting with concurrent writes (409)."""
-
-    status = falcon.HTTP_409
 
 
 def begin_write(session: Session) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy import Select, bindparam
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from common.api.keyset import fetch
 from common.ids import is_id
-from resource_server.pagination import fetch
 from resource_server.queries.rows import select_rows
 
 MAX_SLUG = 300

@@ -8,9 +8,10 @@ from typing import Any
 from sqlalchemy import Select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from common.api.errors import ParamError
+from common.api.keyset import PageResult, paginate
+from common.api.paging import PageParams
 from common.ids import is_id
-from resource_server.errors import ParamError
-from resource_server.pagination import PageParams, PageResult, paginate
 
 
 def page_by_id(

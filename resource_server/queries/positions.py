@@ -20,10 +20,11 @@ from typing import Any
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
+from common.api.errors import ParamError
+from common.api.keyset import PageResult, plain_rows
+from common.api.paging import PageParams, encode_cursor
 from common.ids import is_id
 from common.models import CollectionItem
-from resource_server.errors import ParamError
-from resource_server.pagination import PageParams, PageResult, encode_cursor, plain_rows
 
 MAX_POSITION = 2**31 - 1  # the position column is a 32-bit integer
 

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Row, Select, inspect, select
 from sqlalchemy.orm import InstrumentedAttribute
 
-from resource_server.pagination import PLAIN_ROWS
+from common.api.keyset import PLAIN_ROWS
 
 
 @cache

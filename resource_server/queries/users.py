@@ -7,8 +7,9 @@ from typing import Any
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
+from common.api.keyset import PageResult, paginate, sample_one
+from common.api.paging import PageParams
 from common.models import Collection, CollectionItem, Profile, User, UserDetail
-from resource_server.pagination import PageParams, PageResult, paginate, sample_one
 
 LIKE_ESCAPE = "\\"
 

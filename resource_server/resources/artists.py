@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import falcon
 
+from common.api.errors import NotFound
 from common.hal import Page
 from common.ids import is_id
-from resource_server.errors import NotFound
 from resource_server.params import Param, parse_filters
 from resource_server.queries import artists as q
 from resource_server.queries.access import is_admin

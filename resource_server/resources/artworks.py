@@ -9,11 +9,12 @@ import orjson
 from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
+from common.api.errors import NotFound
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.doccache import DocumentCache
-from resource_server.errors import NotFound
-from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param, parse_filters
 from resource_server.queries import artworks as q
 from resource_server.queries import collections as collected

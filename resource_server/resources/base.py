@@ -6,10 +6,10 @@ from typing import Any
 
 import falcon
 
+from common.api.paging import PageParams, parse_page_params
 from common.hal import Urls
 from common.settings import ResourceSettings
 from common.stores import Stores
-from resource_server.pagination import PageParams, parse_page_params
 
 
 class Resource:

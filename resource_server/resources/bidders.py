@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import falcon
 
+from common.api.errors import NotFound
 from common.ids import is_id
-from resource_server.errors import NotFound
 from resource_server.params import Param, parse_filters
 from resource_server.queries import bidders as q
 from resource_server.representations.bidders import bidder

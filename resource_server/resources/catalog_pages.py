@@ -10,11 +10,13 @@ from typing import Any
 import falcon
 from sqlalchemy.orm import Session
 
+from common.api.errors import NotFound, ParamError
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
+from common.api.params import single
 from common.hal import Page, Urls, link
 from common.ids import utcnow
-from resource_server.errors import NotFound, ParamError
-from resource_server.pagination import PageParams, PageResult
-from resource_server.params import parse_filters, single
+from resource_server.params import parse_filters
 from resource_server.resources.base import Resource, redirect
 from resource_server.routes import CollectionRoute
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import falcon
 
+from common.api.errors import NotFound
 from common.ids import is_id
-from resource_server.errors import NotFound
 from resource_server.fields import (
     FieldErrors,
     optional_ids,

@@ -6,8 +6,8 @@ from typing import Any
 
 import falcon
 
+from common.api.errors import NotFound
 from common.ids import is_id
-from resource_server.errors import NotFound
 from resource_server.fields import (
     FieldErrors,
     optional_ids,

@@ -6,9 +6,10 @@ from typing import Any
 
 import falcon
 
+from common.api.errors import AuthError
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.hal import Link, Page, Urls, templated
-from resource_server.errors import AuthError
-from resource_server.pagination import PageParams, PageResult
 from resource_server.routes import PlainRoute
 
 

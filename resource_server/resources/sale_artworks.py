@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import falcon
 
-from resource_server.errors import NotFound
+from common.api.errors import NotFound
 from resource_server.params import Param, parse_filters
 from resource_server.queries import sale_artworks as q
 from resource_server.queries.access import is_admin

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import falcon
 
+from common.api.errors import NotFound
 from common.ids import utcnow
-from resource_server.errors import NotFound
 from resource_server.params import Param, parse_filters
 from resource_server.queries import sales as q
 from resource_server.queries.access import is_admin

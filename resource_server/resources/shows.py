@@ -7,8 +7,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.hal import Urls
-from resource_server.pagination import PageParams, PageResult
 from resource_server.params import Param
 from resource_server.queries import shows as q
 from resource_server.representations.shows import show

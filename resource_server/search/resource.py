@@ -7,11 +7,12 @@ from typing import Any
 
 import falcon
 
+from common.api.errors import ParamError
+from common.api.params import parse_int, single
 from common.hal import Link, Urls, link
 from common.search.documents import KINDS
 from common.search.text import MAX_QUERY_CHARS
-from resource_server.errors import ParamError
-from resource_server.params import Param, parse_int, single
+from resource_server.params import Param
 from resource_server.resources.base import Resource, redirect
 from resource_server.routes import CollectionRoute
 from resource_server.search.service import (

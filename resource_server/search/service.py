@@ -13,6 +13,7 @@ from typing import cast
 
 from sqlalchemy import Connection, Table, select
 
+from common.api.errors import ParamError
 from common.search import spelling
 from common.search.documents import KINDS
 from common.search.models import SearchDocument
@@ -20,7 +21,6 @@ from common.search.people import find_people
 from common.search.plan import ANY, PERSON, SearchEngine, tiers_for
 from common.search.registry import engine_for
 from common.search.text import ParsedQuery, parse_query, split_kind_filter
-from resource_server.errors import ParamError
 
 DOCUMENTS = cast(Table, SearchDocument.__table__)
 DEFAULT_SIZE = 10

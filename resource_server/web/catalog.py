@@ -10,9 +10,10 @@ from typing import Any
 import falcon
 from sqlalchemy.orm import Session
 
+from common.api.errors import ParamError
+from common.api.keyset import PageResult
+from common.api.paging import PageParams, parse_page_params
 from common.ids import is_id, utcnow
-from resource_server.errors import ParamError
-from resource_server.pagination import PageParams, PageResult, parse_page_params
 from resource_server.queries import artists as artist_q
 from resource_server.queries import artworks as artwork_q
 from resource_server.queries import genes as gene_q

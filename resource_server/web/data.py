@@ -14,9 +14,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from common.api.keyset import PageResult
+from common.api.paging import PageParams
 from common.hal import image_links
 from common.models import Artist, Artwork, ArtworkArtist, Partner
-from resource_server.pagination import PageParams, PageResult
 from resource_server.queries import artists as artist_q
 from resource_server.queries import artworks as artwork_q
 from resource_server.queries import genes as gene_q

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from resource_server.pagination import encode_cursor
+from common.api.paging import encode_cursor
 from tests.functional.catalog_support import Catalog, catalog
 
 __all__ = ["catalog"]

@@ -15,8 +15,8 @@ import requests
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from common.api.constants import INVALID_TOKEN
 from common.settings import AuthSettings, Settings
-from resource_server.errors import INVALID_TOKEN
 from tests.functional.cli_support import cli_env, run_cli
 from tests.functional.load_support import Call, Load
 from tests.functional.oauth_support import World, make_world

@@ -11,15 +11,19 @@ from authlib.oauth2.rfc6749.errors import InvalidScopeError
 
 from auth_server.clients import grant_allowed
 from auth_server.codes import issue_code
-from auth_server.errors import ParamError
 from auth_server.grants.oauth_token import placeholder_email
-from auth_server.inputs import is_clean, parse_bool
+from auth_server.inputs import is_clean
 from auth_server.oauth import parse_scope, token_ttl
-from auth_server.paging import decode_cursor, encode_cursor, parse_page_params
 from auth_server.social import ProviderIdentity
 from auth_server.views.discovery import server_metadata
+from common.api.errors import ParamError
+from common.api.paging import decode_cursor, encode_cursor, parse_page_params
+from common.api.params import parse_bool
 from common.models import Application
 from common.settings import AuthSettings
+
+# The paging of /api/applications.
+APPLICATIONS: dict[str, Any] = {"default_size": 5, "max_size": 100, "extras": False}
 
 
 def test_scopes() -> None:
@@ -52,17 +56,19 @@ def test_parse_bool() -> None:
 
 
 def test_cursor_round_trip_and_garbage() -> None:
-    assert decode_cursor(encode_cursor("0123456789abcdef01234567")) == "0123456789abcdef01234567"
+    assert decode_cursor(encode_cursor(["0123456789abcdef01234567"])) == [
+        "0123456789abcdef01234567"
+    ]
     for bad in ("%%%", "", "AAAA", "x" * 50):
         with pytest.raises(ParamError):
             decode_cursor(bad)
-    assert parse_page_params({"size": "7", "total_count": "1"}).echo() == {
+    assert parse_page_params({"size": "7", "total_count": "1"}, **APPLICATIONS).echo() == {
         "size": 7,
         "total_count": 1,
     }
     for bad_size in ("0", "101", "-1", "1.5"):
         with pytest.raises(ParamError):
-            parse_page_params({"size": bad_size})
+            parse_page_params({"size": bad_size}, **APPLICATIONS)
 
 
 def test_grants_are_open_unless_restricted_by_role() -> None:

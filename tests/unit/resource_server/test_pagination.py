@@ -2,15 +2,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from common.api.errors import ParamError
+from common.api.keyset import cursor_values
+from common.api.paging import PageParams, decode_cursor, encode_cursor, parse_page_params
 from common.models import CollectionItem, User
-from resource_server.errors import ParamError
-from resource_server.pagination import (
-    PageParams,
-    cursor_values,
-    decode_cursor,
-    encode_cursor,
-    parse_page_params,
-)
 from resource_server.queries.positions import anchor
 
 

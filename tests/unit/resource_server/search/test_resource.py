@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from common.api.errors import ParamError
 from common.hal import Urls
-from resource_server.errors import ParamError
 from resource_server.search.resource import parse_request, result
 from resource_server.search.service import Hit, parse_request_kinds
 

@@ -1,9 +1,7 @@
-"""Keyset (cursor) pagination on an indexed sort key, with offset, counts and random samples."""
+"""Keyset (cursor) pagination over SQLAlchemy on an indexed sort key, and random samples."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import math
 import os
@@ -12,85 +10,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import orjson
 from sqlalchemy import ColumnElement, Select, bindparam, func, select, tuple_
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from resource_server.errors import ParamError
-from resource_server.params import parse_bool, parse_int, single
-
-MAX_OFFSET = 10_000_000
-
-
-@dataclass(frozen=True)
-class PageParams:
-    """The paging parameters of a list request."""
-
-    size: int
-    cursor: list[Any] | None = None
-    offset: int = 0
-    total_count: bool = False
-    sample: bool = False
-
-    def echo(self) -> dict[str, Any]:
-        """Return the paging parameters to keep in the ``self`` link."""
-        out: dict[str, Any] = {}
-        if self.size_given:
-            out["size"] = self.size
-        if self.total_count:
-            out["total_count"] = 1
-        return out
-
-    size_given: bool = False
-
-
-def parse_page_params(params: Mapping[str, Any], *, default_size: int, max_size: int) -> PageParams:
-    """Parse ``size``, ``cursor``, ``offset``, ``total_count`` and ``sample``."""
-    raw_size = single(params, "size")
-    size = default_size
-    if raw_size not in (None, ""):
-        size = parse_int("size", raw_size or "", minimum=1, maximum=max_size)
-    raw_cursor = single(params, "cursor")
-    raw_offset = single(params, "offset")
-    if raw_cursor and raw_offset:
-        raise ParamError(
-            "Cursor and offset can't be used together.",
-            {"cursor": ["can't be used with offset"], "offset": ["can't be used with cursor"]},
-        )
-    cursor = decode_cursor(raw_cursor) if raw_cursor else None
-    offset = parse_int("offset", raw_offset, minimum=0, maximum=MAX_OFFSET) if raw_offset else 0
-    raw_total = single(params, "total_count")
-    raw_sample = single(params, "sample")
-    return PageParams(
-        size=size,
-        cursor=cursor,
-        offset=offset,
-        total_count=bool(raw_total) and parse_bool("total_count", raw_total or ""),
-        sample=bool(raw_sample) and parse_bool("sample", raw_sample or ""),
-        size_given=raw_size not in (None, ""),
-    )
-
-
-def encode_cursor(values: Sequence[Any]) -> str:
-    """Return an opaque cursor for the sort key values of the last item of a page."""
-    return base64.urlsafe_b64encode(orjson.dumps(list(values))).decode().rstrip("=")
-
-
-def decode_cursor(raw: str) -> list[Any]:
-    """Decode a cursor, raising a ParamError for anything that is not one of ours."""
-    try:
-        if len(raw) > 1000 or "\x00" in raw:
-            raise ValueError
-        values = orjson.loads(base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)))
-        if not isinstance(values, list) or not values:
-            raise ValueError
-        if not all(isinstance(v, str | int | float) or v is None for v in values):
-            raise ValueError
-        if any(isinstance(v, str) and "\x00" in v for v in values):
-            raise ValueError
-        return values
-    except (ValueError, binascii.Error, orjson.JSONDecodeError):
-        raise ParamError.invalid("cursor") from None
+from common.api.errors import ParamError
+from common.api.paging import PageParams, encode_cursor
 
 
 @dataclass
