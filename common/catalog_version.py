@@ -1,38 +1,82 @@
-"""The catalog version: a Redis counter every catalog writer bumps after it commits.
+"""Catalog versions: Redis counters every catalog writer bumps after it commits.
 
-Resource servers keep rendered catalog documents in memory, filed under the version they were
-read at; the request gate reads the version in the same round trip as the token, so a bump is
-seen by every process on its next request and no stale document is served after it.
+Resource servers keep rendered catalog documents in memory, each filed under the versions of
+the resource types it is built from (an artwork document: ``artworks`` and ``editions``). There
+is one counter per type, and one for the whole catalog: a writer bumps the types it wrote, or
+the whole catalog when it does not say (a museum import, the staging rebuild). The request
+gate reads every counter in the same round trip as the token, so a bump is seen by every
+process on its next request and no stale document is served after it, while a write to one
+type leaves the documents of the others in memory.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 
 from redis import Redis
 from redis.exceptions import RedisError
 
 from common.settings import Settings
 
+# The catalog's resource types, each with its own version (the order of the gate's MGET).
+CATALOG_TYPES = (
+    "artworks",
+    "editions",
+    "artists",
+    "genes",
+    "images",
+    "partners",
+    "profiles",
+    "shows",
+    "fairs",
+    "sales",
+    "sale_artworks",
+)
+
 
 def catalog_version_key(prefix: str) -> str:
-    """Return the Redis key of the catalog version."""
+    """Return the Redis key of the whole catalog's version (bumped when every type changed)."""
     return f"{prefix}:catalog:version"
 
 
-def bump_catalog_version(redis: Redis, prefix: str) -> None:
+def type_version_key(prefix: str, kind: str) -> str:
+    """Return the Redis key of the version of one resource type of the catalog."""
+    if kind not in CATALOG_TYPES:
+        raise ValueError(f"not a catalog resource type: {kind!r}")
+    return f"{prefix}:catalog:version:{kind}"
+
+
+def version_keys(prefix: str) -> list[str]:
+    """Return the keys the gate reads: the whole catalog's, then each type's (CATALOG_TYPES)."""
+    return [catalog_version_key(prefix), *(type_version_key(prefix, k) for k in CATALOG_TYPES)]
+
+
+def bump_catalog_version(redis: Redis, prefix: str, kinds: Iterable[str] | None = None) -> None:
     """Tell every resource server that the catalog changed (call after the commit).
 
-    When Redis is unreachable there is nothing to tell: the resource servers cannot answer
-    (503) until it is back, and a Redis that lost its data has lost the version too, which
-    changes it for every process.
+    ``kinds`` names the resource types written (CATALOG_TYPES); None means all of them. When
+    Redis is unreachable there is nothing to tell: the resource servers cannot answer (503)
+    until it is back, and a Redis that lost its data has lost the versions too, which changes
+    them for every process.
     """
+    keys = (
+        [catalog_version_key(prefix)]
+        if kinds is None
+        else sorted({type_version_key(prefix, k) for k in kinds})
+    )
     with contextlib.suppress(RedisError):
-        redis.incr(catalog_version_key(prefix))
+        if len(keys) == 1:
+            redis.incr(keys[0])
+            return
+        with redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.incr(key)
+            pipe.execute()
 
 
-def announce_catalog_change(settings: Settings) -> None:
-    """Bump the catalog version of the Redis that ``settings`` name (after a load)."""
+def announce_catalog_change(settings: Settings, kinds: Iterable[str] | None = None) -> None:
+    """Bump the catalog versions of the Redis that ``settings`` name (after a load)."""
     from common.redis_store import connect_redis
 
-    bump_catalog_version(connect_redis(settings), settings.redis_prefix)
+    bump_catalog_version(connect_redis(settings), settings.redis_prefix, kinds)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -20,6 +20,15 @@ class Urls:
     """Build absolute hrefs under a base such as ``https://example.org`` (no trailing slash)."""
 
     base: str
+
+    @cached_property
+    def root(self) -> str:
+        """Return the href of ``/api``: the prefix of every link a representation builds.
+
+        Representations write their links as ``f"{urls.root}/artworks/{id}"``: ids are plain
+        (hex), so the result is what :meth:`api` would build, without its per-link work.
+        """
+        return f"{self.base}/api"
 
     def api(self, path: str, query: Mapping[str, Any] | None = None) -> str:
         """Return the absolute href of ``/api<path>`` with the query in alphabetical order."""

@@ -1,14 +1,21 @@
-"""Rendered catalog documents kept in memory, valid for one catalog version.
+"""Rendered catalog documents kept in memory, valid for the versions they were read at.
 
 A catalog item changes only when a catalog writer (an importer, the staging rebuild) commits,
-and every writer bumps the catalog version afterwards (``common.catalog_version``). The request
-gate reads that version in the same Redis round trip as the token, so a document filed under
-the version a request saw is exactly as current as one read from SQL: the first request after
-a bump finds the memory emptied.
+and every writer bumps the versions of what it wrote afterwards (``common.catalog_version``):
+one counter per resource type, or the whole catalog's when it does not say. The request gate
+reads them all in the same round trip as the token, so a document filed under the versions a
+request saw is exactly as current as one read from SQL.
 
-Two guards for what the version cannot tell:
-- a missing version (a Redis that was flushed or restarted) is never cached under; the gate
-  seeds a new random one, which no earlier version equals;
+A cache declares the resource types its documents are built from (an artwork document:
+``artworks`` and ``editions``); a document is filed under the versions of those types, so a
+write to another type (artists, sales, ...) leaves it in memory, and a write to one of its
+types makes every process read it afresh on its next request. A bump of the whole catalog
+empties the memory.
+
+Two guards for what the versions cannot tell:
+- a missing catalog version (a Redis that was flushed or restarted) is never cached under; the
+  gate seeds a new random one, which no earlier version equals (type versions start again from
+  nothing after a flush, but always next to a new catalog version);
 - documents are forgotten ``max_age`` seconds after the first was filed, so a change made
   without a bump (an operator's hand-written SQL) is served within that time.
 
@@ -19,31 +26,55 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
+
+from common.catalog_version import CATALOG_TYPES
 
 MAX_AGE = 300.0  # seconds
 
 
 class DocumentCache:
-    """Serialised documents by key, for the catalog version they were read at."""
+    """Serialised documents by key, for the catalog versions they were read at."""
 
-    def __init__(self, max_entries: int = 10_000, max_age: float = MAX_AGE) -> None:
+    def __init__(
+        self, max_entries: int = 10_000, max_age: float = MAX_AGE, kinds: Sequence[str] = ()
+    ) -> None:
         self.max_entries = max_entries
         self.max_age = max_age
+        # Where each declared type's version sits in the gate's ``type_versions``.
+        self._positions = tuple(CATALOG_TYPES.index(kind) for kind in kinds)
         self._version: bytes | None = None
         self._expires = 0.0
         self._docs: dict[Hashable, bytes] = {}
         self._lock = threading.Lock()
 
-    def get(self, version: bytes | None, key: Hashable) -> bytes | None:
-        """Return the document filed under ``key`` at ``version``, if there is one."""
+    def _key(self, key: Hashable, types: Sequence[bytes | None]) -> Hashable | None:
+        """Return ``key`` with the versions of the declared types; None when they are unknown."""
+        if not self._positions:
+            return key
+        if len(types) != len(CATALOG_TYPES):
+            return None  # a request the gate did not read the versions for: never cached
+        return (key, *[types[i] for i in self._positions])
+
+    def get(
+        self, version: bytes | None, key: Hashable, types: Sequence[bytes | None] = ()
+    ) -> bytes | None:
+        """Return the document filed under ``key`` at ``version`` and ``types``, if any."""
         if version is None or version != self._version or time.monotonic() >= self._expires:
             return None
-        return self._docs.get(key)
+        filed = self._key(key, types)
+        return None if filed is None else self._docs.get(filed)
 
-    def put(self, version: bytes | None, key: Hashable, data: bytes) -> None:
-        """File a document read at ``version`` (another version empties the memory)."""
-        if version is None or self.max_entries <= 0:
+    def put(
+        self,
+        version: bytes | None,
+        key: Hashable,
+        data: bytes,
+        types: Sequence[bytes | None] = (),
+    ) -> None:
+        """File a document read at ``version`` and ``types`` (another version empties it)."""
+        filed = self._key(key, types)
+        if version is None or filed is None or self.max_entries <= 0:
             return
         with self._lock:
             now = time.monotonic()
@@ -53,7 +84,7 @@ class DocumentCache:
                 self._expires = now + self.max_age
             elif len(self._docs) >= self.max_entries:
                 self._docs = {}  # start afresh: cheaper than tracking recency on every hit
-            self._docs[key] = data
+            self._docs[filed] = data
 
     def __len__(self) -> int:
         return len(self._docs)

@@ -1,13 +1,14 @@
 """The request gate: the token check, the rate limit and the catalog version in one Redis trip.
 
 Every catalog request needs three facts from Redis: the token's record (is it valid, whose is
-it), a hit on its application's rate limit, and the catalog version (which tells whether cached
-documents are still current). Asked one by one they cost three round trips; here they go out
-together. The rate limit needs the application, which only the token record tells, so the
-gate remembers which application each token digest belongs to (that never changes for a token):
-from a token's second request on, its application's limit is hit in the same round trip. A
-token's validity is never remembered here: every request reads it from Redis, so an expiry is
-seen by every process on the very next request.
+it), a hit on its application's rate limit, and the catalog versions (the whole catalog's and
+each resource type's, one MGET: they tell whether cached documents are still current). Asked
+one by one they cost three round trips; here they go out together. The rate limit needs the
+application, which only the token record tells, so the gate remembers which application each
+token digest belongs to (that never changes for a token): from a token's second request on, its
+application's limit is hit in the same round trip. A token's validity is never remembered here:
+every request reads it from Redis, so an expiry is seen by every process on the very next
+request.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 
 from common.api.errors import AuthError
-from common.catalog_version import catalog_version_key
+from common.catalog_version import catalog_version_key, version_keys
 from common.tokens import TokenRecord, TokenStore, digest, well_formed
 from resource_server.auth import tokens_from_request
 from resource_server.ratelimit import RateLimiter
@@ -40,6 +41,8 @@ class Passage:
     record: TokenRecord | None  # None: no valid token
     catalog_version: bytes | None
     within_limit: bool = True  # False: the application is over its rate limit
+    # The version of each catalog resource type, in CATALOG_TYPES order (None: never bumped).
+    type_versions: tuple[bytes | None, ...] = ()
 
 
 class RequestGate:
@@ -52,6 +55,7 @@ class RequestGate:
         self.tokens = tokens
         self.limiter = limiter
         self.version_key = catalog_version_key(prefix)
+        self.version_keys = version_keys(prefix)  # the whole catalog's first, then each type's
         self._application_of: dict[str, str] = {}
         # Connections the round trip keeps between requests (see ``_trip``), and the process
         # they belong to: a forked child never writes on its parent's sockets.
@@ -60,8 +64,12 @@ class RequestGate:
 
     def version(self) -> bytes | None:
         """Read the catalog version alone."""
-        value: bytes | None = self.redis.get(self.version_key)  # type: ignore[assignment]
-        return self._seeded(value)
+        return self.versions()[0]
+
+    def versions(self) -> tuple[bytes | None, tuple[bytes | None, ...]]:
+        """Read the whole catalog's version and each resource type's, in one MGET."""
+        values: list[bytes | None] = self.redis.mget(self.version_keys)  # type: ignore[assignment]
+        return self._seeded(values[0]), tuple(values[1:])
 
     def _seeded(self, version: bytes | None) -> bytes | None:
         """Return ``version``; when there is none (a new or flushed Redis), seed a random one.
@@ -90,10 +98,11 @@ class RequestGate:
         except NoScriptError:  # a restarted or flushed Redis forgot the rate-limit script
             self.limiter.load_script()
             results = self._trip(key, known_app)
-        version = self._seeded(results[1])
+        version = self._seeded(results[1][0])
+        types = tuple(results[1][1:])
         record = self.tokens.record_from_cache(token_digest, key, results[0])
         if record is None:
-            return Passage(None, version)
+            return Passage(None, version, type_versions=types)
         if known_app == record.application_id:
             within = bool(results[2])
         else:
@@ -101,10 +110,10 @@ class RequestGate:
                 self._application_of.clear()
             self._application_of[token_digest] = record.application_id
             within = self.limiter.hit(record.application_id)
-        return Passage(record, version, within)
+        return Passage(record, version, within, types)
 
     def _trip(self, key: str, known_app: str | None) -> list[Any]:
-        """The round trip: the token's record, the version, and the hit when the app is known.
+        """The round trip: the token's record, the versions, and the hit when the app is known.
 
         The commands are written together on one connection and their replies read in order:
         what a non-transactional pipeline does, for half its cost (redis-py's Pipeline object
@@ -113,7 +122,7 @@ class RequestGate:
         from redis-py's pool once: taking one from the pool and giving it back costs another
         50 microseconds of CPU a request.
         """
-        commands: list[tuple[Any, ...]] = [("GET", key), ("GET", self.version_key)]
+        commands: list[tuple[Any, ...]] = [("GET", key), ("MGET", *self.version_keys)]
         if known_app is not None:
             commands.append(self.limiter.hit_command(known_app))
         if os.getpid() != self._pid:  # forked: the parent's connections are not ours
@@ -171,6 +180,7 @@ class GateMiddleware:
         """Reject a request without a valid token (401), or over its limit (429)."""
         req.context.token = None
         req.context.catalog_version = None
+        req.context.catalog_versions = ()
         level = getattr(resource, "auth", "app")
         if level == "none" or req.method == "OPTIONS" or resource is None:
             return
@@ -185,6 +195,7 @@ class GateMiddleware:
             self.gate.limiter.settle(record.application_id, False)
         req.context.token = record
         req.context.catalog_version = passage.catalog_version
+        req.context.catalog_versions = passage.type_versions
 
     def _together(self, first: TokenRecord, others: list[str]) -> TokenRecord | None:
         """Return the record to act on when several tokens are presented; None if any is invalid.

@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, func, select, tuple_
+from sqlalchemy import ColumnElement, Select, bindparam, func, select, tuple_
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from common.api.errors import ParamError
@@ -26,6 +26,38 @@ class PageResult:
     total_count: int | None
 
 
+# The execution option that marks a select of plain rows (``queries.rows.select_rows``); it
+# travels with every statement derived from the select (``where``, ``order_by``, ``limit``).
+PLAIN_ROWS = "plain_rows"
+
+
+def plain_rows(stmt: Select[Any]) -> bool:
+    """Tell whether ``stmt`` selects plain rows (``queries.rows``) rather than ORM objects."""
+    return bool(stmt.get_execution_options().get(PLAIN_ROWS))
+
+
+def fetch(session: Session, stmt: Select[Any], params: Mapping[str, Any] | None = None) -> Any:
+    """Return the results of ``stmt``: plain rows for a select of rows, else the ORM objects.
+
+    The catalog's read path selects columns (``queries.rows``) and runs them on the session's
+    connection: Core execution, with no ORM compile state, object construction or identity
+    map on the way (the user-data queries still select entities, through the session).
+    """
+    if plain_rows(stmt):
+        return session.connection().execute(stmt, params).all()
+    return session.scalars(stmt, params).all()
+
+
+def first(session: Session, stmt: Select[Any]) -> Any:
+    """Return the first result of ``stmt`` (object or row, as :func:`fetch`), or None."""
+    found = fetch(session, stmt.limit(1))
+    return found[0] if found else None
+
+
+MAX_SHAPES = 512  # page statements kept built; past this many they are built afresh
+_built: dict[Hashable, tuple[Select[Any], Select[Any] | None]] = {}
+
+
 def paginate(
     session: Session,
     stmt: Select[Any],
@@ -33,32 +65,78 @@ def paginate(
     params: PageParams,
     *,
     descending: bool = False,
+    shape: Hashable | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> PageResult:
-    """Run one page of ``stmt`` ordered by ``keys`` (the last one unique), keyset style."""
-    order = [k.desc() if descending else k.asc() for k in keys]
-    page_stmt = stmt.order_by(*order)
-    if params.cursor is not None:
-        page_stmt = page_stmt.where(_after(keys, cursor_values(keys, params.cursor), descending))
-    if params.offset:
-        page_stmt = page_stmt.offset(params.offset)
-    rows = list(session.scalars(page_stmt.limit(params.size + 1)))
+    """Run one page of ``stmt`` ordered by ``keys`` (the last one unique), keyset style.
+
+    A ``shape`` says that ``stmt`` holds bound parameters (``values``) instead of the filter
+    values, and names it: its page and count statements are then built once and reused, with
+    the cursor, offset and limit bound too. A statement run again as the same object costs no
+    construction, no cache-key computation and no result-map adaptation, which for a select
+    of thirty columns cost more than the query itself.
+    """
+    cursor = cursor_values(keys, params.cursor) if params.cursor is not None else None
+    bound: dict[str, Any] = {**(values or {}), "page_limit": params.size + 1}
+    if shape is None:
+        page_stmt, count_stmt = _page_statements(
+            stmt, keys, descending, cursor, params.offset, count=params.total_count
+        )
+    else:
+        key = (shape, cursor is not None, bool(params.offset), descending)
+        built = _built.get(key)
+        if built is None:
+            if len(_built) >= MAX_SHAPES:
+                _built.clear()
+            markers: list[Any] | None = None
+            if cursor is not None:
+                markers = [bindparam(f"after_{i}") for i in range(len(keys))]
+            offset: Any = bindparam("page_offset") if params.offset else 0
+            built = _built[key] = _page_statements(stmt, keys, descending, markers, offset)
+        page_stmt, count_stmt = built
+        bound.update({f"after_{i}": value for i, value in enumerate(cursor or ())})
+        if params.offset:
+            bound["page_offset"] = params.offset
+    rows = list(fetch(session, page_stmt, bound))
     next_cursor = None
     if len(rows) > params.size:
         rows = rows[: params.size]
         last = rows[-1]
         next_cursor = encode_cursor([_plain(getattr(last, k.key)) for k in keys])
     total = None
-    if params.total_count:
-        total = session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
+    if params.total_count and count_stmt is not None:
+        if plain_rows(stmt):
+            total = session.connection().execute(count_stmt, bound).scalar()
+        else:
+            total = session.scalar(count_stmt, bound)
     return PageResult(rows, next_cursor, total)
+
+
+def _page_statements(
+    stmt: Select[Any],
+    keys: Sequence[InstrumentedAttribute[Any]],
+    descending: bool,
+    cursor: Sequence[Any] | None,
+    offset: Any,
+    *,
+    count: bool = True,
+) -> tuple[Select[Any], Select[Any] | None]:
+    """Return the page statement (its limit the ``page_limit`` parameter) and the count."""
+    page_stmt = stmt.order_by(*[k.desc() if descending else k.asc() for k in keys])
+    if cursor is not None:
+        page_stmt = page_stmt.where(_after(keys, cursor, descending))
+    if offset is not None and not (isinstance(offset, int) and offset == 0):
+        page_stmt = page_stmt.offset(offset)
+    counted = select(func.count()).select_from(stmt.order_by(None).subquery()) if count else None
+    return page_stmt.limit(bindparam("page_limit")), counted
 
 
 def sample_one(session: Session, stmt: Select[Any], id_col: InstrumentedAttribute[str]) -> Any:
     """Pick a random element of the filtered set by probing the id index, without a scan."""
     pivot = os.urandom(12).hex()
-    row = session.scalars(stmt.where(id_col >= pivot).order_by(id_col.asc()).limit(1)).first()
+    row = first(session, stmt.where(id_col >= pivot).order_by(id_col.asc()))
     if row is None:
-        row = session.scalars(stmt.where(id_col < pivot).order_by(id_col.desc()).limit(1)).first()
+        row = first(session, stmt.where(id_col < pivot).order_by(id_col.desc()))
     return row
 
 

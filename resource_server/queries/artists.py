@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Row, Select, select
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, sample_one
+from common.api.keyset import PageResult, fetch, sample_one
 from common.api.paging import PageParams
 from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, Sale, SaleArtwork
-from resource_server.queries.lookup import plausible_slug
+from resource_server.queries.lookup import lookup_statement, plausible_slug
 from resource_server.queries.paging import page_by_id
+from resource_server.queries.rows import select_rows
 from resource_server.queries.similarity import similar_artists
 
 
@@ -20,7 +21,7 @@ def filtered(filters: dict[str, Any], *, admin: bool = False) -> Select[Any]:
 
     ``sale_id`` selects the artists of a sale's lots; an unpublished sale counts only for Admins.
     """
-    stmt = select(Artist)
+    stmt = select_rows(Artist)
     # Link-table filters are ``id IN (indexed subquery)``: their cost follows the matching set,
     # not the size of the artists table.
     if "artwork_id" in filters:
@@ -65,13 +66,13 @@ def list_artists(
 
 def sample_artist(
     session: Session, filters: dict[str, Any], *, admin: bool = False
-) -> Artist | None:
+) -> Row[Any] | None:
     """Return a random artist of the filtered set."""
-    result: Artist | None = sample_one(session, filtered(filters, admin=admin), Artist.id)
+    result: Row[Any] | None = sample_one(session, filtered(filters, admin=admin), Artist.id)
     return result
 
 
-def similar(session: Session, filters: dict[str, Any], *, admin: bool = False) -> list[Artist]:
+def similar(session: Session, filters: dict[str, Any], *, admin: bool = False) -> list[Row[Any]]:
     """Return the non-paginated set of artists similar to ``similar_to_artist_id``."""
     return similar_artists(
         session,
@@ -81,9 +82,10 @@ def similar(session: Session, filters: dict[str, Any], *, admin: bool = False) -
     )
 
 
-def find_artist(session: Session, id_or_slug: str, *, by_slug: bool) -> Artist | None:
+def find_artist(session: Session, id_or_slug: str, *, by_slug: bool) -> Row[Any] | None:
     """Return an artist by id or by slug."""
     if by_slug and not plausible_slug(id_or_slug):
         return None
     column = Artist.slug if by_slug else Artist.id
-    return session.scalars(select(Artist).where(column == id_or_slug)).first()
+    found = fetch(session, lookup_statement(Artist, column), {"key": id_or_slug})
+    return found[0] if found else None

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Row, Select, bindparam, select
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, sample_one
+from common.api.keyset import PageResult, fetch, sample_one
 from common.api.paging import PageParams
 from common.models import Artwork, ArtworkArtist, ArtworkGene, Edition, ShowArtwork
 from common.visibility import visible_artwork
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
+from resource_server.queries.rows import grouped, select_rows
 from resource_server.queries.similarity import similar_artworks
+
+# The visible artworks, and the editions of a set of artworks: built once, run with parameters.
+VISIBLE = select_rows(Artwork).where(visible_artwork())
+EDITIONS_OF = (
+    select_rows(Edition)
+    .where(Edition.artwork_id.in_(bindparam("ids", expanding=True)))
+    .order_by(Edition.artwork_id, Edition.id)
+)
 
 
 def filtered(filters: dict[str, Any]) -> Select[Any]:
@@ -27,7 +36,7 @@ def filtered(filters: dict[str, Any]) -> Select[Any]:
     Collections (``collection_id`` with ``user_id``, ordered by position) are served by their own
     pager over collection items; it reuses :func:`editions_for` to embed the editions.
     """
-    stmt = select(Artwork).where(visible_artwork())
+    stmt = VISIBLE
     if "artist_id" in filters:
         by_artist = select(ArtworkArtist.artwork_id).where(
             ArtworkArtist.artist_id == filters["artist_id"]
@@ -46,43 +55,44 @@ def filtered(filters: dict[str, Any]) -> Select[Any]:
     return stmt
 
 
+# The filters ``filtered`` reads (the others select another pager or are not filters of rows).
+FILTERS = ("artist_id", "partner_id", "show_id", "gene_id", "published")
+
+
+@lru_cache(maxsize=len(FILTERS) ** 2 * 2)
+def _bound(names: frozenset[str]) -> Select[Any]:
+    """Return :func:`filtered` for these filters, with a bound parameter for each value."""
+    return filtered({name: bindparam(name) for name in names})
+
+
 def list_artworks(session: Session, filters: dict[str, Any], page: PageParams) -> PageResult:
-    """Return one page of artworks, ordered by id."""
-    return page_by_id(session, filtered(filters), Artwork.id, page)
+    """Return one page of artworks, ordered by id (the statement of its filters built once)."""
+    names = frozenset(name for name in FILTERS if name in filters)
+    values = {name: filters[name] for name in names}
+    return page_by_id(
+        session, _bound(names), Artwork.id, page, shape=("artworks", names), values=values
+    )
 
 
-def sample_artwork(session: Session, filters: dict[str, Any]) -> Artwork | None:
+def sample_artwork(session: Session, filters: dict[str, Any]) -> Row[Any] | None:
     """Return a random artwork of the filtered set."""
-    result: Artwork | None = sample_one(session, filtered(filters), Artwork.id)
+    result: Row[Any] | None = sample_one(session, filtered(filters), Artwork.id)
     return result
 
 
-def similar(session: Session, filters: dict[str, Any]) -> list[Artwork]:
+def similar(session: Session, filters: dict[str, Any]) -> list[Row[Any]]:
     """Return the non-paginated set of artworks similar to ``similar_to_artwork_id``."""
     return similar_artworks(session, filtered(filters), filters["similar_to_artwork_id"])
 
 
-def find_artwork(session: Session, id_or_slug: str) -> tuple[Artwork | None, bool]:
+def find_artwork(session: Session, id_or_slug: str) -> tuple[Row[Any] | None, bool]:
     """Return an artwork by id or slug, and whether it was found by slug."""
-    return find(
-        session,
-        Artwork,
-        id_or_slug,
-        slug=Artwork.slug,
-        base=select(Artwork).where(visible_artwork()),
-    )
+    return find(session, Artwork, id_or_slug, slug=Artwork.slug, base=VISIBLE)
 
 
-def editions_for(session: Session, artwork_ids: Sequence[str]) -> dict[str, list[Edition]]:
+def editions_for(session: Session, artwork_ids: Sequence[str]) -> dict[str, list[Row[Any]]]:
     """Return the editions of several artworks in one indexed query, by artwork id."""
-    out: dict[str, list[Edition]] = defaultdict(list)
     if not artwork_ids:
-        return out
-    stmt = (
-        select(Edition)
-        .where(Edition.artwork_id.in_(list(artwork_ids)))
-        .order_by(Edition.artwork_id, Edition.id)
-    )
-    for edition in session.scalars(stmt):
-        out[edition.artwork_id].append(edition)
-    return out
+        return {}
+    rows = fetch(session, EDITIONS_OF, {"ids": list(artwork_ids)})
+    return grouped(rows, "artwork_id")

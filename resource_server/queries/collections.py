@@ -9,15 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, or_, select
+from sqlalchemy import ColumnElement, Row, Select, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.api.errors import Forbidden, NotFound, ParamError
-from common.api.keyset import PageResult, paginate, sample_one
+from common.api.keyset import PageResult, first, paginate, sample_one
 from common.api.paging import PageParams
 from common.models import Artwork, Collection, CollectionItem
 from resource_server.queries.locking import write_transaction
 from resource_server.queries.positions import position_page, random_position
+from resource_server.queries.rows import select_rows
 
 
 def visible_to(caller: str | None) -> ColumnElement[bool]:
@@ -145,7 +146,7 @@ def _artworks_in(
     collection_id: str, user_id: str, caller: str | None, base: Select[Any] | None
 ) -> Select[Any]:
     return (
-        (base if base is not None else select(Artwork))
+        (base if base is not None else select_rows(Artwork))
         .join(CollectionItem, CollectionItem.artwork_id == Artwork.id)
         .join(Collection, Collection.id == CollectionItem.collection_id)
         .where(
@@ -167,9 +168,9 @@ def collection_artworks(
 ) -> PageResult:
     """Return one page of a collection's artworks in position order (404 when invisible).
 
-    ``base`` is an optional ``select(Artwork)`` carrying other filters. The visibility check
-    rides in the page query; only an empty page costs a second query, to tell an empty
-    collection from one the caller may not see.
+    ``base`` is an optional select of the artworks' columns (``queries.rows``) carrying other
+    filters. The visibility check rides in the page query; only an empty page costs a second
+    query, to tell an empty collection from one the caller may not see.
     """
     stmt = _artworks_in(collection_id, user_id, caller, base)
     result = position_page(session, stmt, page)
@@ -185,16 +186,16 @@ def sample_collection_artwork(
     caller: str | None,
     *,
     base: Select[Any] | None = None,
-) -> Artwork | None:
+) -> Row[Any] | None:
     """Return a random artwork of a collection (404 when invisible), found by position."""
     if find_collection(session, collection_id, caller, user_id) is None:
         raise NotFound("Collection")
     stmt = _artworks_in(collection_id, user_id, caller, base)
     if base is not None and base.whereclause is not None:
         # Other filters would make a random position miss: probe the id index instead.
-        found: Artwork | None = sample_one(session, stmt, Artwork.id)
+        found: Row[Any] | None = sample_one(session, stmt, Artwork.id)
         return found
     position = random_position(session, collection_id)
     if position is None:
         return None
-    return session.scalars(stmt.where(CollectionItem.position == position).limit(1)).first()
+    return first(session, stmt.where(CollectionItem.position == position))

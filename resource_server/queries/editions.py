@@ -4,20 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Row, Select, bindparam
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, sample_one
+from common.api.keyset import PageResult, fetch, sample_one
 from common.api.paging import PageParams
 from common.ids import is_id
 from common.models import Edition
 from common.visibility import visible_artwork_ids
 from resource_server.queries.paging import page_by_id
+from resource_server.queries.rows import select_rows
 
 
 def filtered(filters: dict[str, Any]) -> Select[Any]:
     """Return the select of the editions of the artwork named by the filters."""
-    return select(Edition).where(
+    return select_rows(Edition).where(
         Edition.artwork_id == filters["artwork_id"], Edition.artwork_id.in_(visible_artwork_ids())
     )
 
@@ -27,15 +28,22 @@ def list_editions(session: Session, filters: dict[str, Any], page: PageParams) -
     return page_by_id(session, filtered(filters), Edition.id, page)
 
 
-def sample_edition(session: Session, filters: dict[str, Any]) -> Edition | None:
+def sample_edition(session: Session, filters: dict[str, Any]) -> Row[Any] | None:
     """Return a random edition of the artwork."""
-    result: Edition | None = sample_one(session, filtered(filters), Edition.id)
+    result: Row[Any] | None = sample_one(session, filtered(filters), Edition.id)
     return result
 
 
-def find_edition(session: Session, edition_id: str, artwork_id: str) -> Edition | None:
+def find_edition(session: Session, edition_id: str, artwork_id: str) -> Row[Any] | None:
     """Return an edition of an artwork by id."""
     if not is_id(edition_id):
         return None
-    stmt = filtered({"artwork_id": artwork_id}).where(Edition.id == edition_id)
-    return session.scalars(stmt).first()
+    found = fetch(session, ONE_EDITION, {"artwork_id": artwork_id, "edition_id": edition_id})
+    return found[0] if found else None
+
+
+ONE_EDITION = (
+    filtered({"artwork_id": bindparam("artwork_id")})
+    .where(Edition.id == bindparam("edition_id"))
+    .limit(1)
+)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Row, Select
 from sqlalchemy.orm import Session
 
 from common.api.keyset import PageResult, sample_one
@@ -13,12 +13,13 @@ from common.api.paging import PageParams
 from common.models import Fair
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
+from resource_server.queries.rows import select_rows
 from resource_server.schedule import status_condition
 
 
 def filtered(filters: dict[str, Any], now: datetime) -> Select[Any]:
     """Return the select of fairs matching the list filters at ``now``."""
-    stmt = select(Fair)
+    stmt = select_rows(Fair)
     if "status" in filters:
         stmt = stmt.where(status_condition(Fair.start_at, Fair.end_at, filters["status"], now))
     return stmt
@@ -31,12 +32,12 @@ def list_fairs(
     return page_by_id(session, filtered(filters, now), Fair.id, page)
 
 
-def sample_fair(session: Session, filters: dict[str, Any], now: datetime) -> Fair | None:
+def sample_fair(session: Session, filters: dict[str, Any], now: datetime) -> Row[Any] | None:
     """Return a random fair of the filtered set."""
-    result: Fair | None = sample_one(session, filtered(filters, now), Fair.id)
+    result: Row[Any] | None = sample_one(session, filtered(filters, now), Fair.id)
     return result
 
 
-def find_fair(session: Session, id_or_slug: str) -> tuple[Fair | None, bool]:
+def find_fair(session: Session, id_or_slug: str) -> tuple[Row[Any] | None, bool]:
     """Return a fair by id or slug, and whether it was found by slug."""
     return find(session, Fair, id_or_slug, slug=Fair.slug)

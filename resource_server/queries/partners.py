@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Row, Select, select
 from sqlalchemy.orm import Session
 
 from common.api.keyset import PageResult, sample_one
@@ -14,6 +14,7 @@ from common.models import Partner, PartnerUser, Profile
 from resource_server.queries.access import may_see_user
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
+from resource_server.queries.rows import select_rows
 
 
 def filtered(filters: dict[str, Any], token: Any = None) -> Select[Any]:
@@ -23,7 +24,7 @@ def filtered(filters: dict[str, Any], token: Any = None) -> Select[Any]:
     Admin may ask, anyone else gets an empty set. With ``partner_id`` too, the page says whether
     the user can access that one partner.
     """
-    stmt = select(Partner)
+    stmt = select_rows(Partner)
     if "user_id" in filters:
         user_id = filters["user_id"]
         managed = select(PartnerUser.partner_id).where(PartnerUser.user_id == user_id)
@@ -43,13 +44,13 @@ def list_partners(
     return page_by_id(session, filtered(filters, token), Partner.id, page)
 
 
-def sample_partner(session: Session, filters: dict[str, Any], token: Any = None) -> Partner | None:
+def sample_partner(session: Session, filters: dict[str, Any], token: Any = None) -> Row[Any] | None:
     """Return a random partner of the filtered set."""
-    result: Partner | None = sample_one(session, filtered(filters, token), Partner.id)
+    result: Row[Any] | None = sample_one(session, filtered(filters, token), Partner.id)
     return result
 
 
-def find_partner(session: Session, id_or_slug: str) -> tuple[Partner | None, bool]:
+def find_partner(session: Session, id_or_slug: str) -> tuple[Row[Any] | None, bool]:
     """Return a partner by id or slug, and whether it was found by slug."""
     return find(session, Partner, id_or_slug, slug=Partner.slug)
 

@@ -21,7 +21,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from common.api.errors import ParamError
-from common.api.keyset import PageResult
+from common.api.keyset import PageResult, plain_rows
 from common.api.paging import PageParams, encode_cursor
 from common.ids import is_id
 from common.models import CollectionItem
@@ -55,11 +55,14 @@ def _current_position(item_id: str) -> Any:
 
 
 def position_page(session: Session, stmt: Select[Any], page: PageParams) -> PageResult:
-    """Run one page of ``stmt`` (whose first column is the entity) in collection position order.
+    """Run one page of ``stmt`` (an entity, or columns) in collection position order.
 
     ``stmt`` must select from ``collection_items`` (joined as needed) filtered to one collection.
     """
-    stmt = stmt.add_columns(CollectionItem.position, CollectionItem.id)
+    # Labelled apart from the entity's own columns: a row of columns keeps its ``id``.
+    stmt = stmt.add_columns(
+        CollectionItem.position.label("item_position"), CollectionItem.id.label("item_id")
+    )
     ordered = stmt.order_by(CollectionItem.position.asc(), CollectionItem.id.asc())
     start = anchor(page)
     if start is not None:
@@ -70,7 +73,7 @@ def position_page(session: Session, stmt: Select[Any], page: PageParams) -> Page
         ordered = ordered.where(CollectionItem.position > after)
     if page.offset:
         ordered = ordered.offset(page.offset)
-    rows = list(session.execute(ordered.limit(page.size + 1)))
+    rows = list(fetch_tuples(session, ordered.limit(page.size + 1)))
     next_cursor = None
     if len(rows) > page.size:
         last, following = rows[page.size - 1], rows[page.size]
@@ -79,7 +82,15 @@ def position_page(session: Session, stmt: Select[Any], page: PageParams) -> Page
     total = None
     if page.total_count:
         total = session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
-    return PageResult([row[0] for row in rows], next_cursor, total)
+    rows_wanted = plain_rows(stmt)
+    return PageResult([row if rows_wanted else row[0] for row in rows], next_cursor, total)
+
+
+def fetch_tuples(session: Session, stmt: Select[Any]) -> Any:
+    """Return the result tuples of ``stmt``: on the connection for plain rows (``queries.rows``)."""
+    if plain_rows(stmt):
+        return session.connection().execute(stmt).all()
+    return session.execute(stmt).all()
 
 
 def random_position(session: Session, collection_id: str) -> int | None:

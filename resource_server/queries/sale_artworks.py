@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, exists, select
+from sqlalchemy import Row, Select, exists
 from sqlalchemy.orm import Session
 
 from common.api.keyset import PageResult, sample_one
@@ -12,11 +12,12 @@ from common.api.paging import PageParams
 from common.models import Artwork, Sale, SaleArtwork
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
+from resource_server.queries.rows import select_rows
 
 
 def filtered(filters: dict[str, Any], *, admin: bool) -> Select[Any]:
     """Return the select of sale artworks matching the filters (``published``: the artwork's)."""
-    stmt = select(SaleArtwork)
+    stmt = select_rows(SaleArtwork)
     if "sale_id" in filters:
         stmt = stmt.where(SaleArtwork.sale_id == filters["sale_id"])
     if "artwork_id" in filters:
@@ -41,14 +42,18 @@ def list_sale_artworks(
 
 def sample_sale_artwork(
     session: Session, filters: dict[str, Any], *, admin: bool
-) -> SaleArtwork | None:
+) -> Row[Any] | None:
     """Return a random sale artwork of the filtered set."""
     stmt = filtered(filters, admin=admin)
-    result: SaleArtwork | None = sample_one(session, stmt, SaleArtwork.id)
+    result: Row[Any] | None = sample_one(session, stmt, SaleArtwork.id)
     return result
 
 
-def find_sale_artwork(session: Session, lot_id: str, *, admin: bool) -> SaleArtwork | None:
+def find_sale_artwork(session: Session, lot_id: str, *, admin: bool) -> Row[Any] | None:
     """Return a sale artwork by id (in a published sale unless Admin)."""
-    row: SaleArtwork | None = find(session, SaleArtwork, lot_id, base=filtered({}, admin=admin))[0]
+    row: Row[Any] | None = find(session, SaleArtwork, lot_id, base=_ANY[admin])[0]
     return row
+
+
+# The lots of any sale (Admins), of published sales (everyone else): lookup bases, built once.
+_ANY = {admin: filtered({}, admin=admin) for admin in (True, False)}

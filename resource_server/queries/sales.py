@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Row, Select
 from sqlalchemy.orm import Session
 
 from common.api.keyset import PageResult, sample_one
@@ -13,12 +13,16 @@ from common.api.paging import PageParams
 from common.models import Sale
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
+from resource_server.queries.rows import select_rows
 from resource_server.schedule import not_running, status_condition
+
+ANY = select_rows(Sale)
+PUBLISHED = ANY.where(Sale.published.is_(True))  # what a caller who is not an Admin sees
 
 
 def filtered(filters: dict[str, Any], now: datetime, *, admin: bool) -> Select[Any]:
     """Return the select of sales matching the filters; ``live`` means running at ``now``."""
-    stmt = select(Sale)
+    stmt = select_rows(Sale)
     if not admin:
         stmt = stmt.where(Sale.published.is_(True))
     if "published" in filters:
@@ -42,13 +46,12 @@ def list_sales(
 
 def sample_sale(
     session: Session, filters: dict[str, Any], now: datetime, *, admin: bool
-) -> Sale | None:
+) -> Row[Any] | None:
     """Return a random sale of the filtered set."""
-    result: Sale | None = sample_one(session, filtered(filters, now, admin=admin), Sale.id)
+    result: Row[Any] | None = sample_one(session, filtered(filters, now, admin=admin), Sale.id)
     return result
 
 
-def find_sale(session: Session, id_or_slug: str, *, admin: bool) -> tuple[Sale | None, bool]:
+def find_sale(session: Session, id_or_slug: str, *, admin: bool) -> tuple[Row[Any] | None, bool]:
     """Return a sale by id or slug (published ones only unless Admin), and how it was found."""
-    base = select(Sale) if admin else select(Sale).where(Sale.published.is_(True))
-    return find(session, Sale, id_or_slug, slug=Sale.slug, base=base)
+    return find(session, Sale, id_or_slug, slug=Sale.slug, base=ANY if admin else PUBLISHED)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Row, Select
 from sqlalchemy.orm import Session
 
 from common.api.keyset import PageResult, sample_one
@@ -13,12 +13,13 @@ from common.api.paging import PageParams
 from common.models import Show
 from resource_server.queries.lookup import find
 from resource_server.queries.paging import page_by_id
+from resource_server.queries.rows import select_rows
 from resource_server.schedule import status_condition
 
 
 def filtered(filters: dict[str, Any], now: datetime) -> Select[Any]:
     """Return the select of shows matching the list filters at ``now``."""
-    stmt = select(Show)
+    stmt = select_rows(Show)
     if "partner_id" in filters:
         stmt = stmt.where(Show.partner_id == filters["partner_id"])
     if "fair_id" in filters:
@@ -35,12 +36,12 @@ def list_shows(
     return page_by_id(session, filtered(filters, now), Show.id, page)
 
 
-def sample_show(session: Session, filters: dict[str, Any], now: datetime) -> Show | None:
+def sample_show(session: Session, filters: dict[str, Any], now: datetime) -> Row[Any] | None:
     """Return a random show of the filtered set."""
-    result: Show | None = sample_one(session, filtered(filters, now), Show.id)
+    result: Row[Any] | None = sample_one(session, filtered(filters, now), Show.id)
     return result
 
 
-def find_show(session: Session, id_or_slug: str) -> tuple[Show | None, bool]:
+def find_show(session: Session, id_or_slug: str) -> tuple[Row[Any] | None, bool]:
     """Return a show by id or slug, and whether it was found by slug."""
     return find(session, Show, id_or_slug, slug=Show.slug)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, case, func, literal_column, select, union_all
+from sqlalchemy import Row, Select, case, func, literal_column, select, union_all
 from sqlalchemy.orm import Session, aliased
 
 from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, ArtworkGene
@@ -76,8 +76,11 @@ def _artist_scores(subject_id: str) -> Any:
 
 def similar_artists(
     session: Session, base: Select[Any], subject_id: str, *, contemporary: bool
-) -> list[Artist]:
-    """Return up to LIMIT artists of ``base`` most similar to the subject, best first."""
+) -> list[Row[Any]]:
+    """Return up to LIMIT artists of ``base`` most similar to the subject, best first.
+
+    ``base`` selects the artists' columns (``queries.rows``): the rows carry them and ``score``.
+    """
     scores = _artist_scores(subject_id)
     subject = aliased(Artist)
     score = scores.c.base + case((Artist.nationality == subject.nationality, 1), else_=0)
@@ -95,7 +98,7 @@ def similar_artists(
         .order_by(score.desc(), Artist.published_artworks_count.desc(), Artist.id)
         .limit(LIMIT)
     )
-    return [row[0] for row in session.execute(stmt)]
+    return list(session.connection().execute(stmt).all())
 
 
 def _artwork_scores(subject_id: str) -> Any:
@@ -121,8 +124,8 @@ def _artwork_scores(subject_id: str) -> Any:
     )
 
 
-def similar_artworks(session: Session, base: Select[Any], subject_id: str) -> list[Artwork]:
-    """Return up to LIMIT artworks of ``base`` most similar to the subject, best first."""
+def similar_artworks(session: Session, base: Select[Any], subject_id: str) -> list[Row[Any]]:
+    """Return up to LIMIT artworks of ``base`` most similar to the subject, best first (rows)."""
     scores = _artwork_scores(subject_id)
     subject = aliased(Artwork)
     score = (
@@ -138,4 +141,4 @@ def similar_artworks(session: Session, base: Select[Any], subject_id: str) -> li
         .order_by(score.desc(), Artwork.iconicity.desc(), Artwork.id)
         .limit(LIMIT)
     )
-    return [row[0] for row in session.execute(stmt)]
+    return list(session.connection().execute(stmt).all())

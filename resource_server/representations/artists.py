@@ -4,31 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.hal import Urls, image_links, link
-from common.ids import format_ts
-from common.models import Artist
+from common.hal import Urls, image_links
+from resource_server.representations.values import ts
 
 
-def artist(a: Artist, urls: Urls, web_url: str = "") -> dict[str, Any]:
-    """Render an artist with every documented field and link."""
+def artist(a: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
+    """Render an artist (a row of the artists' columns) with every documented field and link."""
+    root, i = urls.root, a.id
     links = image_links(a.image_url, a.image_versions, ("four_thirds", "square"))
-    links["self"] = link(urls.api(f"/artists/{a.id}"))
+    links["self"] = {"href": f"{root}/artists/{i}"}
     # Our own artist page unless WEB_URL names another website.
-    links["permalink"] = link(f"{web_url or urls.base}/artist/{a.slug}")
-    links.update(
-        artworks=link(urls.api("/artworks", {"artist_id": a.id})),
-        published_artworks=link(urls.api("/artworks", {"artist_id": a.id, "published": True})),
-        similar_artists=link(urls.api("/artists", {"similar_to_artist_id": a.id})),
-        similar_contemporary_artists=link(
-            urls.api("/artists", {"similar_to_artist_id": a.id, "similarity_type": "contemporary"})
-        ),
-        genes=link(urls.api("/genes", {"artist_id": a.id})),
-    )
+    links["permalink"] = {"href": f"{web_url or urls.base}/artist/{a.slug}"}
+    links["artworks"] = {"href": f"{root}/artworks?artist_id={i}"}
+    links["published_artworks"] = {"href": f"{root}/artworks?artist_id={i}&published=true"}
+    links["similar_artists"] = {"href": f"{root}/artists?similar_to_artist_id={i}"}
+    links["similar_contemporary_artists"] = {
+        "href": f"{root}/artists?similar_to_artist_id={i}&similarity_type=contemporary"
+    }
+    links["genes"] = {"href": f"{root}/genes?artist_id={i}"}
     return {
-        "id": a.id,
+        "id": i,
         "slug": a.slug,
-        "created_at": format_ts(a.created_at),
-        "updated_at": format_ts(a.updated_at),
+        "created_at": ts(a.created_at),
+        "updated_at": ts(a.updated_at),
         "name": a.name,
         "sortable_name": a.sortable_name,
         "gender": a.gender,

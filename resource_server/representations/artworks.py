@@ -2,35 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from common.hal import Urls, image_links, link
-from common.ids import format_ts
-from common.models import Artwork, Edition
+from common.hal import Urls, image_links
 from resource_server.representations.editions import dimensions, edition
+from resource_server.representations.values import ts
 
 
-def artwork(a: Artwork, editions: list[Edition], urls: Urls, web_url: str = "") -> dict[str, Any]:
-    """Render an artwork with every documented field and link, and its embedded editions."""
+def artwork(a: Any, editions: Sequence[Any], urls: Urls, web_url: str = "") -> dict[str, Any]:
+    """Render an artwork (a row of the artworks' columns) with its embedded editions."""
+    root, i = urls.root, a.id
     links = image_links(a.image_url, a.image_versions or [], ("medium",))
     if a.partner_id:
-        links["partner"] = link(urls.api(f"/partners/{a.partner_id}"))
-    links["self"] = link(urls.api(f"/artworks/{a.id}"))
+        links["partner"] = {"href": f"{root}/partners/{a.partner_id}"}
+    links["self"] = {"href": f"{root}/artworks/{i}"}
     # Our own artwork page unless WEB_URL names another website.
-    links["permalink"] = link(f"{web_url or urls.base}/artwork/{a.slug}")
-    links.update(
-        genes=link(urls.api("/genes", {"artwork_id": a.id})),
-        artists=link(urls.api("/artists", {"artwork_id": a.id})),
-        similar_artworks=link(urls.api("/artworks", {"similar_to_artwork_id": a.id})),
-        sale_artworks=link(urls.api("/sale_artworks", {"artwork_id": a.id})),
-        # Users with the artwork in a public collection (a user-token route).
-        collection_users=link(urls.api("/users", {"collected_artwork_id": a.id})),
-    )
+    links["permalink"] = {"href": f"{web_url or urls.base}/artwork/{a.slug}"}
+    links["genes"] = {"href": f"{root}/genes?artwork_id={i}"}
+    links["artists"] = {"href": f"{root}/artists?artwork_id={i}"}
+    links["similar_artworks"] = {"href": f"{root}/artworks?similar_to_artwork_id={i}"}
+    links["sale_artworks"] = {"href": f"{root}/sale_artworks?artwork_id={i}"}
+    # Users with the artwork in a public collection (a user-token route).
+    links["collection_users"] = {"href": f"{root}/users?collected_artwork_id={i}"}
     return {
-        "id": a.id,
+        "id": i,
         "slug": a.slug,
-        "created_at": format_ts(a.created_at),
-        "updated_at": format_ts(a.updated_at),
+        "created_at": ts(a.created_at),
+        "updated_at": ts(a.updated_at),
         "title": a.title,
         "category": a.category,
         "medium": a.medium,

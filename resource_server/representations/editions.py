@@ -5,22 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from common.dimensions import unknown
-from common.hal import Urls, link
-from common.ids import format_ts
-from common.models import Edition
+from common.hal import Urls
+from resource_server.representations.values import ts
+
+# Shared by every document without dimensions: serialised, never changed.
+UNKNOWN = unknown()
 
 
 def dimensions(value: dict[str, Any] | None) -> dict[str, Any]:
     """Return stored dimensions, or the all-null form when none are stored."""
-    return value if value and "in" in value and "cm" in value else unknown()
+    return value if value and "in" in value and "cm" in value else UNKNOWN
 
 
-def edition(e: Edition, urls: Urls) -> dict[str, Any]:
-    """Render an edition of an artwork."""
+def edition(e: Any, urls: Urls) -> dict[str, Any]:
+    """Render an edition of an artwork (a row of the editions' columns)."""
+    root = urls.root
     return {
         "id": e.id,
-        "created_at": format_ts(e.created_at),
-        "updated_at": format_ts(e.updated_at),
+        "created_at": ts(e.created_at),
+        "updated_at": ts(e.updated_at),
         "dimensions": dimensions(e.dimensions),
         "editions": e.editions,
         "size": e.size,
@@ -31,7 +34,7 @@ def edition(e: Edition, urls: Urls) -> dict[str, Any]:
         "sale_message": e.sale_message,
         "sold": e.sold,
         "_links": {
-            "self": link(urls.api(f"/editions/{e.id}", {"artwork_id": e.artwork_id})),
-            "artwork": link(urls.api(f"/artworks/{e.artwork_id}")),
+            "self": {"href": f"{root}/editions/{e.id}?artwork_id={e.artwork_id}"},
+            "artwork": {"href": f"{root}/artworks/{e.artwork_id}"},
         },
     }

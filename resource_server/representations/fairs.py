@@ -6,28 +6,27 @@ from datetime import datetime
 from typing import Any
 
 from common.hal import Urls, image_links, link
-from common.ids import format_ts
-from common.models import Fair
+from resource_server.representations.values import ts
 from resource_server.schedule import status_of
 
 
-def fair(f: Fair, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]:
+def fair(f: Any, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]:
     """Render a fair with its dates, status and shows link."""
     links = image_links(f.image_url, f.image_versions or [], ("square", "wide"))
-    links["self"] = link(urls.api(f"/fairs/{f.id}"))
+    links["self"] = {"href": f"{urls.root}/fairs/{f.id}"}
     if web_url:
         links["permalink"] = link(f"{web_url}/fair/{f.slug}")
-    links["shows"] = link(urls.api("/shows", {"fair_id": f.id}))
+    links["shows"] = {"href": f"{urls.root}/shows?fair_id={f.id}"}
     return {
         "id": f.id,
-        "created_at": format_ts(f.created_at),
-        "updated_at": format_ts(f.updated_at),
+        "created_at": ts(f.created_at),
+        "updated_at": ts(f.updated_at),
         "name": f.name,
         "about": f.about,
         "tagline": f.tagline,
         "city": f.city,
-        "start_at": format_ts(f.start_at),
-        "end_at": format_ts(f.end_at),
+        "start_at": ts(f.start_at),
+        "end_at": ts(f.end_at),
         "status": status_of(f.start_at, f.end_at, now),
         "image_versions": list(f.image_versions or []),
         "_links": links,

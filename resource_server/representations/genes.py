@@ -5,25 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Urls, image_links, link
-from common.ids import format_ts
-from common.models import Gene
+from resource_server.representations.values import ts
 
 
-def gene(g: Gene, urls: Urls, web_url: str = "") -> dict[str, Any]:
+def gene(g: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render a gene with every documented field and link."""
     links = image_links(g.image_url, g.image_versions or [])
-    links["self"] = link(urls.api(f"/genes/{g.id}"))
+    links["self"] = {"href": f"{urls.root}/genes/{g.id}"}
     # Our own gene page unless WEB_URL names another website.
     links["permalink"] = link(f"{web_url or urls.base}/gene/{g.slug}")
     links.update(
-        artworks=link(urls.api("/artworks", {"gene_id": g.id})),
-        published_artworks=link(urls.api("/artworks", {"gene_id": g.id, "published": True})),
-        artists=link(urls.api("/artists", {"gene_id": g.id})),
+        artworks={"href": f"{urls.root}/artworks?gene_id={g.id}"},
+        published_artworks={"href": f"{urls.root}/artworks?gene_id={g.id}&published=true"},
+        artists={"href": f"{urls.root}/artists?gene_id={g.id}"},
     )
     return {
         "id": g.id,
-        "created_at": format_ts(g.created_at),
-        "updated_at": format_ts(g.updated_at),
+        "created_at": ts(g.created_at),
+        "updated_at": ts(g.updated_at),
         "name": g.name,
         "display_name": g.display_name,
         "description": g.description,

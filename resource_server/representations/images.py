@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.hal import Urls, image_links, link
-from common.ids import format_ts
-from common.models import Image
+from common.hal import Urls, image_links
+from resource_server.representations.values import ts
 
 
-def image(i: Image, urls: Urls) -> dict[str, Any]:
+def image(i: Any, urls: Urls) -> dict[str, Any]:
     """Render an image (an installation shot, a cover, an additional view)."""
     links = image_links(i.image_url, i.image_versions or [], ("medium250x165", "medium", "square"))
-    links["self"] = link(urls.api(f"/images/{i.id}"))
+    links["self"] = {"href": f"{urls.root}/images/{i.id}"}
     return {
         "id": i.id,
-        "created_at": format_ts(i.created_at),
-        "updated_at": format_ts(i.updated_at),
+        "created_at": ts(i.created_at),
+        "updated_at": ts(i.updated_at),
         "position": i.position,
         "default": i.default,
         "aspect_ratio": i.aspect_ratio,

@@ -5,20 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Link, Urls, link
-from common.ids import format_ts
-from common.models import Partner
+from resource_server.representations.values import ts
 
 
-def partner(p: Partner, handle: str | None, urls: Urls, web_url: str = "") -> dict[str, Any]:
+def partner(p: Any, handle: str | None, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render a partner; ``handle`` is its profile's, when it has one."""
-    links: dict[str, Link] = {"self": link(urls.api(f"/partners/{p.id}"))}
+    links: dict[str, Link] = {"self": {"href": f"{urls.root}/partners/{p.id}"}}
     if handle:
-        links["profile"] = link(urls.api(f"/profiles/{handle}"))
+        links["profile"] = {"href": f"{urls.root}/profiles/{handle}"}
     links.update(
-        artworks=link(urls.api("/artworks", {"partner_id": p.id})),
-        artists=link(urls.api("/artists", {"partner_id": p.id})),
-        published_artworks=link(urls.api("/artworks", {"partner_id": p.id, "published": True})),
-        shows=link(urls.api("/shows", {"partner_id": p.id})),
+        artworks={"href": f"{urls.root}/artworks?partner_id={p.id}"},
+        artists={"href": f"{urls.root}/artists?partner_id={p.id}"},
+        published_artworks={"href": f"{urls.root}/artworks?partner_id={p.id}&published=true"},
+        shows={"href": f"{urls.root}/shows?partner_id={p.id}"},
     )
     if web_url:
         links["permalink"] = link(
@@ -31,8 +30,8 @@ def partner(p: Partner, handle: str | None, urls: Urls, web_url: str = "") -> di
     return {
         "id": p.id,
         "slug": p.slug,
-        "created_at": format_ts(p.created_at),
-        "updated_at": format_ts(p.updated_at),
+        "created_at": ts(p.created_at),
+        "updated_at": ts(p.updated_at),
         "type": p.type,
         "name": p.name,
         "email": p.email,

@@ -5,31 +5,30 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Urls, image_links, link
-from common.ids import format_ts
-from common.models import Profile
+from resource_server.representations.values import ts
 
 # The item route of a profile's owner, by owner type. Users' profiles get no ``owner`` link until
 # the users route is served: a link is rendered only when its route answers.
 OWNER_ROUTES = {"partner": "/partners", "fair": "/fairs", "user": "/users"}
 
 
-def profile(p: Profile, urls: Urls, web_url: str = "") -> dict[str, Any]:
+def profile(p: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render a profile with its owner and cover image links."""
     links = image_links(p.image_url, p.image_versions or [], ("square",))
-    links["self"] = link(urls.api(f"/profiles/{p.id}"))
+    links["self"] = {"href": f"{urls.root}/profiles/{p.id}"}
     if web_url:
         links["permalink"] = link(f"{web_url}/{p.handle}")
     if p.website:
         links["website"] = link(p.website)
     if p.cover_image_id:
-        links["cover_image"] = link(urls.api(f"/images/{p.cover_image_id}"))
+        links["cover_image"] = {"href": f"{urls.root}/images/{p.cover_image_id}"}
     owner_route = OWNER_ROUTES.get(p.owner_type)
     if owner_route:
-        links["owner"] = link(urls.api(f"{owner_route}/{p.owner_id}"))
+        links["owner"] = {"href": f"{urls.root}{owner_route}/{p.owner_id}"}
     return {
         "id": p.id,
-        "created_at": format_ts(p.created_at),
-        "updated_at": format_ts(p.updated_at),
+        "created_at": ts(p.created_at),
+        "updated_at": ts(p.updated_at),
         "handle": p.handle,
         "location": p.location,
         "description": p.description,

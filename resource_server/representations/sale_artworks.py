@@ -4,22 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.hal import Link, Urls, link
-from common.ids import format_ts
-from common.models import SaleArtwork
+from common.hal import Link, Urls
+from resource_server.representations.values import ts
 
 
-def sale_artwork(lot: SaleArtwork, urls: Urls) -> dict[str, Any]:
+def sale_artwork(lot: Any, urls: Urls) -> dict[str, Any]:
     """Render a sale artwork (a lot) with its estimates in cents and links to sale and artwork."""
     links: dict[str, Link] = {
-        "self": link(urls.api(f"/sale_artworks/{lot.id}")),
-        "sale": link(urls.api(f"/sales/{lot.sale_id}")),
-        "artwork": link(urls.api(f"/artworks/{lot.artwork_id}")),
+        "self": {"href": f"{urls.root}/sale_artworks/{lot.id}"},
+        "sale": {"href": f"{urls.root}/sales/{lot.sale_id}"},
+        "artwork": {"href": f"{urls.root}/artworks/{lot.artwork_id}"},
     }
     return {
         "id": lot.id,
-        "created_at": format_ts(lot.created_at),
-        "updated_at": format_ts(lot.updated_at),
+        "created_at": ts(lot.created_at),
+        "updated_at": ts(lot.updated_at),
         "position": lot.position,
         "lot_number": lot.lot_number,
         "currency": lot.currency,

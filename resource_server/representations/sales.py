@@ -5,23 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Urls, image_links, link, query_template, templated
-from common.ids import format_ts, format_ts_ms
-from common.models import Sale
+from common.ids import format_ts_ms
+from resource_server.representations.values import ts
 
 
-def sale(s: Sale, urls: Urls, web_url: str = "") -> dict[str, Any]:
+def sale(s: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render a sale: schedule fields in the ``.000Z`` form, the rest in ``+00:00``."""
     links = image_links(s.image_url, s.image_versions or [], ("large_rectangle", "wide"))
-    links["self"] = link(urls.api(f"/sales/{s.id}"))
+    links["self"] = {"href": f"{urls.root}/sales/{s.id}"}
     if web_url:
         links["permalink"] = link(f"{web_url}/{'auction' if s.is_auction else 'sale'}/{s.slug}")
-    lots = urls.api("/sale_artworks", {"sale_id": s.id})
+    lots = f"{urls.root}/sale_artworks?sale_id={s.id}"
     links["sale_artworks"] = templated(query_template(lots, ["published"], continuation=True))
-    links["artists"] = link(urls.api("/artists", {"sale_id": s.id}))
+    links["artists"] = {"href": f"{urls.root}/artists?sale_id={s.id}"}
     # The caller's registrations to bid in this sale (a user-token route).
-    links["bidders"] = link(urls.api("/bidders", {"sale_id": s.id}))
+    links["bidders"] = {"href": f"{urls.root}/bidders?sale_id={s.id}"}
     if s.partner_id:
-        links["partner"] = link(urls.api(f"/partners/{s.partner_id}"))
+        links["partner"] = {"href": f"{urls.root}/partners/{s.partner_id}"}
     return {
         "id": s.id,
         "slug": s.slug,
@@ -40,8 +40,8 @@ def sale(s: Sale, urls: Urls, web_url: str = "") -> dict[str, Any]:
         "bidding_engine_enabled": s.bidding_engine_enabled,
         "sync_to_causality": s.sync_to_causality,
         "collect_payments": s.collect_payments,
-        "created_at": format_ts(s.created_at),
-        "updated_at": format_ts(s.updated_at),
+        "created_at": ts(s.created_at),
+        "updated_at": ts(s.updated_at),
         "image_versions": list(s.image_versions or []),
         "_links": links,
     }

@@ -6,34 +6,33 @@ from datetime import datetime
 from typing import Any
 
 from common.hal import Urls, image_links, link
-from common.ids import format_ts
-from common.models import Show
+from resource_server.representations.values import ts
 from resource_server.schedule import status_of
 
 
-def show(s: Show, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]:
+def show(s: Any, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]:
     """Render a show with every documented field and link."""
     links = image_links(s.image_url, s.image_versions or [], ("medium", "square"))
     # Our own show page unless WEB_URL names another website.
     links["permalink"] = link(f"{web_url or urls.base}/show/{s.slug}")
     links.update(
-        self=link(urls.api(f"/shows/{s.id}")),
-        partner=link(urls.api(f"/partners/{s.partner_id}")),
-        artworks=link(urls.api("/artworks", {"show_id": s.id})),
-        images=link(urls.api("/images", {"show_id": s.id})),
+        self={"href": f"{urls.root}/shows/{s.id}"},
+        partner={"href": f"{urls.root}/partners/{s.partner_id}"},
+        artworks={"href": f"{urls.root}/artworks?show_id={s.id}"},
+        images={"href": f"{urls.root}/images?show_id={s.id}"},
     )
     if s.fair_id:
-        links["fair"] = link(urls.api(f"/fairs/{s.fair_id}"))
+        links["fair"] = {"href": f"{urls.root}/fairs/{s.fair_id}"}
     return {
         "id": s.id,
-        "created_at": format_ts(s.created_at),
-        "updated_at": format_ts(s.updated_at),
+        "created_at": ts(s.created_at),
+        "updated_at": ts(s.updated_at),
         "name": s.name,
         "sortable_name": s.sortable_name,
         "description": s.description,
         "press_release": s.press_release,
-        "start_at": format_ts(s.start_at),
-        "end_at": format_ts(s.end_at),
+        "start_at": ts(s.start_at),
+        "end_at": ts(s.end_at),
         "status": status_of(s.start_at, s.end_at, now),
         "is_reference": s.is_reference,
         "is_solo_show": s.is_solo_show,

@@ -108,7 +108,7 @@ class ArtworkItem(ArtworkDocument, CatalogItem):
 
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
-        self.cache = DocumentCache(settings.document_cache_size)
+        self.cache = DocumentCache(settings.document_cache_size, kinds=("artworks", "editions"))
 
     def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id or slug."""

@@ -201,8 +201,9 @@ class CatalogItem(Responder, ABC):
         """Show the row."""
         call = self.call(req)
         version = getattr(req.context, "catalog_version", None)
+        types = getattr(req.context, "catalog_versions", ())
         if self.cache is not None:
-            cached = self.cache.get(version, (call.urls.base, id))
+            cached = self.cache.get(version, (call.urls.base, id), types)
             if cached is not None:
                 resp.data = cached
                 return
@@ -221,5 +222,5 @@ class CatalogItem(Responder, ABC):
             resp.media = document
             return
         data = orjson.dumps(document)
-        self.cache.put(version, (call.urls.base, id), data)
+        self.cache.put(version, (call.urls.base, id), data, types)
         resp.data = data
