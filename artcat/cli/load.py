@@ -95,6 +95,13 @@ MUSEUMS: dict[str, tuple[Loader, str]] = {
     "cmoa": (load_cmoa, CMOA_HELP),
     "moma-artists": (load_moma_artists, MOMA_ARTISTS_HELP),
 }
+# The resource types a museum's import writes (None: every type). MoMA's list adds to artists
+# only, so the documents of every other type stay cached through it.
+WRITES: dict[str, tuple[str, ...] | None] = {
+    "tate": None,
+    "cmoa": None,
+    "moma-artists": ("artists",),
+}
 
 
 def _museum_command(museum: str, loader: Loader, help_text: str) -> click.Command:
@@ -141,7 +148,7 @@ def import_museum(
         report = loader(make_engine(settings), path, progress=not no_progress)
     except (LoadError, FileNotFoundError, DownloadError) as exc:
         raise click.ClickException(str(exc)) from exc
-    announce_catalog_change(settings)
+    announce_catalog_change(settings, WRITES[museum])
     click.echo(report.summary())
     if not report.ok:
         sys.exit(1)
