@@ -59,7 +59,7 @@ def cases(stores: Stores) -> dict[str, Callable[[int], bytes]]:
 
     def artists(_n: int) -> bytes:
         with stores.reads() as s:
-            page = artist_queries.list_artists(s, {}, PageParams(size=20))
+            page = artist_queries.ARTISTS.page(s, {}, PageParams(size=20))
         return orjson.dumps([artist(a, URLS) for a in page.rows])
 
     return {

@@ -7,11 +7,10 @@ from typing import Any
 from sqlalchemy import Row, Select, select
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, fetch, sample_one
-from common.api.paging import PageParams
+from common.api.keyset import fetch
 from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, Sale, SaleArtwork
+from resource_server.queries.listing import Listing
 from resource_server.queries.lookup import lookup_statement, plausible_slug
-from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import select_rows
 from resource_server.queries.similarity import similar_artists
 
@@ -57,19 +56,7 @@ def filtered(filters: dict[str, Any], *, admin: bool = False) -> Select[Any]:
     return stmt
 
 
-def list_artists(
-    session: Session, filters: dict[str, Any], page: PageParams, *, admin: bool = False
-) -> PageResult:
-    """Return one page of artists, ordered by id."""
-    return page_by_id(session, filtered(filters, admin=admin), Artist.id, page)
-
-
-def sample_artist(
-    session: Session, filters: dict[str, Any], *, admin: bool = False
-) -> Row[Any] | None:
-    """Return a random artist of the filtered set."""
-    result: Row[Any] | None = sample_one(session, filtered(filters, admin=admin), Artist.id)
-    return result
+ARTISTS = Listing(Artist, filtered, slug=Artist.slug)
 
 
 def similar(session: Session, filters: dict[str, Any], *, admin: bool = False) -> list[Row[Any]]:

@@ -7,9 +7,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, exists, or_, select
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, paginate, sample_one
-from common.api.paging import PageParams
 from common.models import Bidder, User
+from resource_server.queries.listing import Listing
 
 
 def readable_by(caller: str) -> ColumnElement[bool]:
@@ -28,17 +27,7 @@ def filtered(filters: dict[str, Any], caller: str) -> Select[Any]:
     return stmt
 
 
-def list_bidders(
-    session: Session, filters: dict[str, Any], caller: str, page: PageParams
-) -> PageResult:
-    """Return one page of bidders, ordered by id."""
-    return paginate(session, filtered(filters, caller), [Bidder.id], page)
-
-
-def sample_bidder(session: Session, filters: dict[str, Any], caller: str) -> Bidder | None:
-    """Return a random bidder of the filtered set."""
-    found: Bidder | None = sample_one(session, filtered(filters, caller), Bidder.id)
-    return found
+BIDDERS = Listing(Bidder, filtered)  # context: the caller
 
 
 def find_bidder(session: Session, bidder_id: str, caller: str) -> Bidder | None:

@@ -7,12 +7,11 @@ from typing import Any
 from sqlalchemy import Row, Select, bindparam
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, fetch, sample_one
-from common.api.paging import PageParams
+from common.api.keyset import fetch
 from common.ids import is_id
 from common.models import Edition
 from common.visibility import visible_artwork_ids
-from resource_server.queries.paging import page_by_id
+from resource_server.queries.listing import Listing
 from resource_server.queries.rows import select_rows
 
 
@@ -23,15 +22,7 @@ def filtered(filters: dict[str, Any]) -> Select[Any]:
     )
 
 
-def list_editions(session: Session, filters: dict[str, Any], page: PageParams) -> PageResult:
-    """Return one page of an artwork's editions, ordered by id."""
-    return page_by_id(session, filtered(filters), Edition.id, page)
-
-
-def sample_edition(session: Session, filters: dict[str, Any]) -> Row[Any] | None:
-    """Return a random edition of the artwork."""
-    result: Row[Any] | None = sample_one(session, filtered(filters), Edition.id)
-    return result
+EDITIONS = Listing(Edition, filtered)
 
 
 def find_edition(session: Session, edition_id: str, artwork_id: str) -> Row[Any] | None:

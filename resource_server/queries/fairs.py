@@ -5,14 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, Select
-from sqlalchemy.orm import Session
+from sqlalchemy import Select
 
-from common.api.keyset import PageResult, sample_one
-from common.api.paging import PageParams
 from common.models import Fair
-from resource_server.queries.lookup import find
-from resource_server.queries.paging import page_by_id
+from resource_server.queries.listing import Listing
 from resource_server.queries.rows import select_rows
 from resource_server.schedule import status_condition
 
@@ -25,19 +21,4 @@ def filtered(filters: dict[str, Any], now: datetime) -> Select[Any]:
     return stmt
 
 
-def list_fairs(
-    session: Session, filters: dict[str, Any], page: PageParams, now: datetime
-) -> PageResult:
-    """Return one page of fairs, ordered by id."""
-    return page_by_id(session, filtered(filters, now), Fair.id, page)
-
-
-def sample_fair(session: Session, filters: dict[str, Any], now: datetime) -> Row[Any] | None:
-    """Return a random fair of the filtered set."""
-    result: Row[Any] | None = sample_one(session, filtered(filters, now), Fair.id)
-    return result
-
-
-def find_fair(session: Session, id_or_slug: str) -> tuple[Row[Any] | None, bool]:
-    """Return a fair by id or slug, and whether it was found by slug."""
-    return find(session, Fair, id_or_slug, slug=Fair.slug)
+FAIRS = Listing(Fair, filtered, slug=Fair.slug)

@@ -5,15 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, Select, select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, sample_one
-from common.api.paging import PageParams
 from common.models import Partner, PartnerUser, Profile
 from resource_server.queries.access import may_see_user
-from resource_server.queries.lookup import find
-from resource_server.queries.paging import page_by_id
+from resource_server.queries.listing import Listing
 from resource_server.queries.rows import select_rows
 
 
@@ -37,22 +34,7 @@ def filtered(filters: dict[str, Any], token: Any = None) -> Select[Any]:
     return stmt
 
 
-def list_partners(
-    session: Session, filters: dict[str, Any], page: PageParams, token: Any = None
-) -> PageResult:
-    """Return one page of partners, ordered by id."""
-    return page_by_id(session, filtered(filters, token), Partner.id, page)
-
-
-def sample_partner(session: Session, filters: dict[str, Any], token: Any = None) -> Row[Any] | None:
-    """Return a random partner of the filtered set."""
-    result: Row[Any] | None = sample_one(session, filtered(filters, token), Partner.id)
-    return result
-
-
-def find_partner(session: Session, id_or_slug: str) -> tuple[Row[Any] | None, bool]:
-    """Return a partner by id or slug, and whether it was found by slug."""
-    return find(session, Partner, id_or_slug, slug=Partner.slug)
+PARTNERS = Listing(Partner, filtered, slug=Partner.slug)
 
 
 def profile_handles(session: Session, partner_ids: Sequence[str]) -> dict[str, str]:

@@ -7,11 +7,9 @@ from typing import Any
 from sqlalchemy import Row, Select, exists
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, sample_one
-from common.api.paging import PageParams
 from common.models import Artwork, Sale, SaleArtwork
+from resource_server.queries.listing import Listing
 from resource_server.queries.lookup import find
-from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import select_rows
 
 
@@ -33,20 +31,7 @@ def filtered(filters: dict[str, Any], *, admin: bool) -> Select[Any]:
     return stmt
 
 
-def list_sale_artworks(
-    session: Session, filters: dict[str, Any], page: PageParams, *, admin: bool
-) -> PageResult:
-    """Return one page of sale artworks, ordered by id."""
-    return page_by_id(session, filtered(filters, admin=admin), SaleArtwork.id, page)
-
-
-def sample_sale_artwork(
-    session: Session, filters: dict[str, Any], *, admin: bool
-) -> Row[Any] | None:
-    """Return a random sale artwork of the filtered set."""
-    stmt = filtered(filters, admin=admin)
-    result: Row[Any] | None = sample_one(session, stmt, SaleArtwork.id)
-    return result
+SALE_ARTWORKS = Listing(SaleArtwork, filtered)
 
 
 def find_sale_artwork(session: Session, lot_id: str, *, admin: bool) -> Row[Any] | None:

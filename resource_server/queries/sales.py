@@ -8,11 +8,9 @@ from typing import Any
 from sqlalchemy import Row, Select
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, sample_one
-from common.api.paging import PageParams
 from common.models import Sale
+from resource_server.queries.listing import Listing
 from resource_server.queries.lookup import find
-from resource_server.queries.paging import page_by_id
 from resource_server.queries.rows import select_rows
 from resource_server.schedule import not_running, status_condition
 
@@ -37,19 +35,7 @@ def filtered(filters: dict[str, Any], now: datetime, *, admin: bool) -> Select[A
     return stmt
 
 
-def list_sales(
-    session: Session, filters: dict[str, Any], page: PageParams, now: datetime, *, admin: bool
-) -> PageResult:
-    """Return one page of sales, ordered by id."""
-    return page_by_id(session, filtered(filters, now, admin=admin), Sale.id, page)
-
-
-def sample_sale(
-    session: Session, filters: dict[str, Any], now: datetime, *, admin: bool
-) -> Row[Any] | None:
-    """Return a random sale of the filtered set."""
-    result: Row[Any] | None = sample_one(session, filtered(filters, now, admin=admin), Sale.id)
-    return result
+SALES = Listing(Sale, filtered, slug=Sale.slug)
 
 
 def find_sale(session: Session, id_or_slug: str, *, admin: bool) -> tuple[Row[Any] | None, bool]:

@@ -7,9 +7,8 @@ from typing import Any
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult, paginate, sample_one
-from common.api.paging import PageParams
 from common.models import Collection, CollectionItem, Profile, User, UserDetail
+from resource_server.queries.listing import Listing
 
 LIKE_ESCAPE = "\\"
 
@@ -39,17 +38,7 @@ def filtered(filters: dict[str, Any], caller: str) -> Select[Any]:
     return stmt
 
 
-def list_users(
-    session: Session, filters: dict[str, Any], caller: str, page: PageParams
-) -> PageResult:
-    """Return one page of users, ordered by id."""
-    return paginate(session, filtered(filters, caller), [User.id], page)
-
-
-def sample_user(session: Session, filters: dict[str, Any], caller: str) -> User | None:
-    """Return a random user of the filtered set."""
-    found: User | None = sample_one(session, filtered(filters, caller), User.id)
-    return found
+USERS = Listing(User, filtered)  # context: the caller
 
 
 def profiles_of(session: Session, user_ids: list[str]) -> dict[str, str]:

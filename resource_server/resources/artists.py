@@ -6,14 +6,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from common.ids import is_id
 from resource_server.params import Param
 from resource_server.queries import artists as q
 from resource_server.queries.access import is_admin
 from resource_server.representations.artists import artist
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -33,10 +31,18 @@ ROUTE = CollectionRoute(
 )
 
 
-class Artists(CatalogList):
-    """The paginated list of artists (or the set similar to one artist)."""
+class ArtistDocument(Responder):
+    """What the artists list and item share: the type and its rendering."""
 
-    route, model = ROUTE, "Artist"
+    route, model, listing = ROUTE, "Artist", q.ARTISTS
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one."""
+        return artist(row, call.urls, self.settings.web_url)
+
+
+class Artists(ArtistDocument, CatalogList):
+    """The paginated list of artists (or the set similar to one artist)."""
 
     def enter(self, session: Session, call: Call) -> None:
         """Only a sale filter depends on the caller (unpublished sales are Admin-only)."""
@@ -48,29 +54,15 @@ class Artists(CatalogList):
             return None
         return q.similar(session, call.filters, admin=call.admin)
 
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page."""
-        return q.list_artists(session, call.filters, page, admin=call.admin)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_artist(session, call.filters, admin=call.admin)
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one."""
-        return artist(row, call.urls, self.settings.web_url)
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return whether the caller sees unpublished sales' artists."""
+        return {"admin": call.admin}
 
 
-class ArtistItem(CatalogItem):
+class ArtistItem(ArtistDocument, CatalogItem):
     """One artist, by id (or by slug, redirecting to the id URL)."""
-
-    route, model = ROUTE, "Artist"
 
     def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id or slug."""
         by_slug = not is_id(key)
         return q.find_artist(session, key, by_slug=by_slug), by_slug
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render it."""
-        return artist(row, call.urls, self.settings.web_url)

@@ -6,8 +6,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from common.ids import is_id
 from resource_server.params import Param
 from resource_server.queries import bidders as q
@@ -28,7 +26,11 @@ ROUTE = CollectionRoute(
 class BidderDocument(Responder):
     """A registration to bid, as the caller may see it."""
 
-    route, model = ROUTE, "Bidder"
+    route, model, listing = ROUTE, "Bidder", q.BIDDERS
+
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return the caller (the bidders are those the caller may read)."""
+        return {"caller": call.user}
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one bidder."""
@@ -39,14 +41,6 @@ class Bidders(BidderDocument, CatalogList):
     """Registrations to bid, optionally in one sale."""
 
     auth = ROUTE.auth
-
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page of the bidders the caller may read."""
-        return q.list_bidders(session, call.filters, call.user, page)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_bidder(session, call.filters, call.user)
 
 
 class BidderItem(BidderDocument, CatalogItem):

@@ -25,6 +25,7 @@ from common.hal import Page, Urls, link
 from common.ids import utcnow
 from resource_server.doccache import DocumentCache
 from resource_server.params import parse_filters
+from resource_server.queries.listing import Listing
 from resource_server.resources.base import Resource, redirect
 from resource_server.resources.listing import caller_of
 from resource_server.routes import CollectionRoute, PlainRoute
@@ -93,10 +94,24 @@ class Call:
 
 
 class Responder(Resource):
-    """What the list and item bases share: the call, the caller and embedded rows."""
+    """What the list and item bases share: the call, the caller and embedded rows.
+
+    A catalog type's ``listing`` (``queries.listing``) serves the default query, sample and
+    find; ``context`` says what its filters read besides the filters (clock, Admin, token).
+    """
 
     route: CollectionRoute | PlainRoute
     model: str  # the type's name in "<Model> Not Found"
+    listing: Listing | None = None
+
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return what the type's filters read besides the filters."""
+        return {}
+
+    def type_listing(self) -> Listing:
+        """Return the type's listing (a responder without one overrides what would use it)."""
+        assert self.listing is not None, f"{type(self).__name__} has no listing"
+        return self.listing
 
     def call(self, req: falcon.Request) -> Call:
         """Return the request's call; a user route answers 401 first without a user's token."""
@@ -127,13 +142,13 @@ class CatalogList(Responder, ABC):
             if param.required:
                 require(call.filters, param.name)
 
-    @abstractmethod
     def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
         """Return one page of rows."""
+        return self.type_listing().page(session, call.filters, page, **self.context(call))
 
-    @abstractmethod
     def sample(self, session: Session, call: Call) -> Any:
         """Return one random row of the filtered set, or None."""
+        return self.type_listing().sample(session, call.filters, **self.context(call))
 
     def similar(self, session: Session, call: Call) -> list[Any] | None:
         """Return the set of similar rows a ``similar_to_`` filter asks for, else None."""
@@ -193,9 +208,9 @@ class CatalogItem(Responder, ABC):
     def read(self, req: falcon.Request, call: Call) -> None:
         """Read the ids the item route requires or accepts into ``call.scope``."""
 
-    @abstractmethod
     def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Return the row (or None) and whether ``key`` was a slug or handle."""
+        return self.type_listing().find(session, key)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show the row."""

@@ -7,12 +7,16 @@ from typing import Any
 import falcon
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from resource_server.params import Param, parse_filters
 from resource_server.queries import editions as q
 from resource_server.representations.editions import edition
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, require
+from resource_server.resources.catalog_pages import (
+    Call,
+    CatalogItem,
+    CatalogList,
+    Responder,
+    require,
+)
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -25,32 +29,26 @@ ROUTE = CollectionRoute(
 )
 
 
-class Editions(CatalogList):
-    """The paginated editions of one artwork (``artwork_id`` is required)."""
+class EditionDocument(Responder):
+    """What the editions list and item share: the type and its rendering."""
 
-    route, model = ROUTE, "Edition"
-
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page."""
-        return q.list_editions(session, call.filters, page)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_edition(session, call.filters)
-
-    def sample_query(self, row: Any, call: Call) -> dict[str, Any]:
-        """Name the edition's artwork, which its item route requires."""
-        return {"artwork_id": row.artwork_id}
+    route, model, listing = ROUTE, "Edition", q.EDITIONS
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one."""
         return edition(row, call.urls)
 
 
-class EditionItem(CatalogItem):
-    """One edition of an artwork: ``/api/editions/{id}?artwork_id=`` (``artwork_id`` required)."""
+class Editions(EditionDocument, CatalogList):
+    """The paginated editions of one artwork (``artwork_id`` is required)."""
 
-    route, model = ROUTE, "Edition"
+    def sample_query(self, row: Any, call: Call) -> dict[str, Any]:
+        """Name the edition's artwork, which its item route requires."""
+        return {"artwork_id": row.artwork_id}
+
+
+class EditionItem(EditionDocument, CatalogItem):
+    """One edition of an artwork: ``/api/editions/{id}?artwork_id=`` (``artwork_id`` required)."""
 
     def read(self, req: falcon.Request, call: Call) -> None:
         """Read the required ``artwork_id``."""
@@ -60,7 +58,3 @@ class EditionItem(CatalogItem):
     def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id within the artwork."""
         return q.find_edition(session, key, call.scope["artwork_id"]), False
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render it."""
-        return edition(row, call.urls)

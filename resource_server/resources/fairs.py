@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from resource_server.params import Param
 from resource_server.queries import fairs as q
 from resource_server.representations.fairs import fair
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 from resource_server.schedule import STATUSES
 
@@ -20,33 +16,23 @@ ROUTE = CollectionRoute(
 )
 
 
-class Fairs(CatalogList):
-    """The paginated list of fairs; ``status`` is computed from the dates at request time."""
+class FairDocument(Responder):
+    """What the fairs list and item share: the type and its rendering."""
 
-    route, model = ROUTE, "Fair"
+    route, model, listing = ROUTE, "Fair", q.FAIRS
 
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page."""
-        return q.list_fairs(session, call.filters, page, call.now)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_fair(session, call.filters, call.now)
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return the clock the fairs' status is computed at."""
+        return {"now": call.now}
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one."""
         return fair(row, call.urls, call.now, self.settings.web_url)
 
 
-class FairItem(CatalogItem):
+class Fairs(FairDocument, CatalogList):
+    """The paginated list of fairs; ``status`` is computed from the dates at request time."""
+
+
+class FairItem(FairDocument, CatalogItem):
     """One fair, by id (or by slug, redirecting to the id URL)."""
-
-    route, model = ROUTE, "Fair"
-
-    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
-        """Find by id or slug."""
-        return q.find_fair(session, key)
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render it."""
-        return fair(row, call.urls, call.now, self.settings.web_url)

@@ -7,8 +7,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from resource_server.params import Param
 from resource_server.queries import partners as q
 from resource_server.representations.partners import partner
@@ -30,7 +28,11 @@ ROUTE = CollectionRoute(
 class PartnerDocument(Responder):
     """A partner's document, with its profile's handle (read once for a whole page)."""
 
-    route, model = ROUTE, "Partner"
+    route, model, listing = ROUTE, "Partner", q.PARTNERS
+
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return the caller's token (``user_id`` lists the partners the user can access)."""
+        return {"token": call.req.context.token}
 
     def related(self, session: Session, rows: Sequence[Any], call: Call) -> Mapping[Any, Any]:
         """Return the partners' profile handles by partner id."""
@@ -44,18 +46,6 @@ class PartnerDocument(Responder):
 class Partners(PartnerDocument, CatalogList):
     """The paginated list of partners (``user_id``: those the user can access)."""
 
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page."""
-        return q.list_partners(session, call.filters, page, call.req.context.token)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_partner(session, call.filters, call.req.context.token)
-
 
 class PartnerItem(PartnerDocument, CatalogItem):
     """One partner, by id (or by slug, redirecting to the id URL)."""
-
-    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
-        """Find by id or slug."""
-        return q.find_partner(session, key)

@@ -4,45 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from resource_server.queries import profiles as q
 from resource_server.representations.profiles import profile
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(rel="profiles", path="/profiles", item_rel="profile")
 
 
-class Profiles(CatalogList):
-    """The paginated list of profiles."""
+class ProfileDocument(Responder):
+    """What the profiles list and item share: the type and its rendering."""
 
-    route, model = ROUTE, "Profile"
-
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page."""
-        return q.list_profiles(session, call.filters, page)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_profile(session, call.filters)
+    route, model, listing = ROUTE, "Profile", q.PROFILES
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one."""
         return profile(row, call.urls, self.settings.web_url)
 
 
-class ProfileItem(CatalogItem):
+class Profiles(ProfileDocument, CatalogList):
+    """The paginated list of profiles."""
+
+
+class ProfileItem(ProfileDocument, CatalogItem):
     """One profile, by id (or by handle, redirecting to the id URL)."""
-
-    route, model = ROUTE, "Profile"
-
-    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
-        """Find by id or handle."""
-        return q.find_profile(session, key)
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render it."""
-        return profile(row, call.urls, self.settings.web_url)

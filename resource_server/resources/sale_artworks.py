@@ -6,8 +6,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from resource_server.params import Param
 from resource_server.queries import sale_artworks as q
 from resource_server.queries.access import is_admin
@@ -26,11 +24,15 @@ ROUTE = CollectionRoute(
 class SaleArtworkDocument(Responder):
     """A lot's document; lots of unpublished sales are seen by Admins only."""
 
-    route, model = ROUTE, "Sale Artwork"
+    route, model, listing = ROUTE, "Sale Artwork", q.SALE_ARTWORKS
 
     def enter(self, session: Session, call: Call) -> None:
         """Read whether the caller is an Admin."""
         call.admin = is_admin(session, call.req.context.token)
+
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return whether the caller sees the lots of unpublished sales."""
+        return {"admin": call.admin}
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one lot."""
@@ -39,14 +41,6 @@ class SaleArtworkDocument(Responder):
 
 class SaleArtworks(SaleArtworkDocument, CatalogList):
     """The paginated list of lots (``published``: the artwork's)."""
-
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page."""
-        return q.list_sale_artworks(session, call.filters, page, admin=call.admin)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_sale_artwork(session, call.filters, admin=call.admin)
 
 
 class SaleArtworkItem(SaleArtworkDocument, CatalogItem):

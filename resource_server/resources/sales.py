@@ -6,8 +6,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from resource_server.params import Param
 from resource_server.queries import sales as q
 from resource_server.queries.access import is_admin
@@ -27,11 +25,15 @@ ROUTE = CollectionRoute(
 class SaleDocument(Responder):
     """A sale's document; whether the caller is an Admin decides which sales it sees."""
 
-    route, model = ROUTE, "Sale"
+    route, model, listing = ROUTE, "Sale", q.SALES
 
     def enter(self, session: Session, call: Call) -> None:
         """Read whether the caller is an Admin."""
         call.admin = is_admin(session, call.req.context.token)
+
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return the clock (``live``) and whether the caller sees unpublished sales."""
+        return {"now": call.now, "admin": call.admin}
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one sale."""
@@ -42,14 +44,6 @@ class Sales(SaleDocument, CatalogList):
     """The paginated list of sales, for user tokens; ``live``: running now."""
 
     auth = ROUTE.auth
-
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page (unpublished sales only for Admins)."""
-        return q.list_sales(session, call.filters, page, call.now, admin=call.admin)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_sale(session, call.filters, call.now, admin=call.admin)
 
 
 class SaleItem(SaleDocument, CatalogItem):

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from resource_server.params import Param
 from resource_server.queries import shows as q
 from resource_server.representations.shows import show
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 from resource_server.schedule import STATUSES
 
@@ -23,33 +19,23 @@ ROUTE = CollectionRoute(
 )
 
 
-class Shows(CatalogList):
-    """The paginated list of shows; ``status`` is computed from the dates at request time."""
+class ShowDocument(Responder):
+    """What the shows list and item share: the type and its rendering."""
 
-    route, model = ROUTE, "Show"
+    route, model, listing = ROUTE, "Show", q.SHOWS
 
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page."""
-        return q.list_shows(session, call.filters, page, call.now)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_show(session, call.filters, call.now)
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return the clock the shows' status is computed at."""
+        return {"now": call.now}
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one."""
         return show(row, call.urls, call.now, self.settings.web_url)
 
 
-class ShowItem(CatalogItem):
+class Shows(ShowDocument, CatalogList):
+    """The paginated list of shows; ``status`` is computed from the dates at request time."""
+
+
+class ShowItem(ShowDocument, CatalogItem):
     """One show, by id (or by slug, redirecting to the id URL)."""
-
-    route, model = ROUTE, "Show"
-
-    def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
-        """Find by id or slug."""
-        return q.find_show(session, key)
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render it."""
-        return show(row, call.urls, call.now, self.settings.web_url)

@@ -8,8 +8,6 @@ from typing import Any
 import falcon
 from sqlalchemy.orm import Session
 
-from common.api.keyset import PageResult
-from common.api.paging import PageParams
 from common.ids import is_id
 from resource_server.params import Param
 from resource_server.queries import users as q
@@ -34,15 +32,11 @@ USER_DETAIL = ItemRoute("user_detail", "/user_details")
 class Users(CatalogList):
     """Users: those who collected an artwork publicly, or whose name starts with a term."""
 
-    route, model, auth = ROUTE, "User", ROUTE.auth
+    route, model, auth, listing = ROUTE, "User", ROUTE.auth, q.USERS
 
-    def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
-        """Return one page."""
-        return q.list_users(session, call.filters, call.user, page)
-
-    def sample(self, session: Session, call: Call) -> Any:
-        """Return a random element."""
-        return q.sample_user(session, call.filters, call.user)
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return the caller (a user list is what the caller may read)."""
+        return {"caller": call.user}
 
     def related(self, session: Session, rows: Sequence[Any], call: Call) -> Mapping[Any, Any]:
         """Return the users' profiles by user id."""

@@ -107,7 +107,7 @@ def _show_detail(session: Session, row: Any, page: PageParams, now: datetime) ->
 
 
 def _shows(session: Session, page: PageParams, now: datetime) -> PageResult:
-    result = show_q.list_shows(session, {}, page, now)
+    result = show_q.SHOWS.page(session, {}, page, now=now)
     partners = data.partners_by_id(session, [s.partner_id for s in result.rows])
     rows = [(s, partners.get(s.partner_id)) for s in result.rows]
     return PageResult(rows, result.next_cursor, result.total_count)
@@ -119,7 +119,7 @@ KINDS: dict[str, Kind] = {
         Kind(
             "artist",
             "Artists",
-            lambda s, p, now: artist_q.list_artists(s, {}, p),
+            lambda s, p, now: artist_q.ARTISTS.page(s, {}, p),
             _artist,
             _artist_detail,
         ),
@@ -133,22 +133,22 @@ KINDS: dict[str, Kind] = {
         Kind(
             "gene",
             "Genes",
-            lambda s, p, now: gene_q.list_genes(s, {}, p),
-            lambda s, key: _found(gene_q.find_gene(s, key)),
+            lambda s, p, now: gene_q.GENES.page(s, {}, p),
+            lambda s, key: _found(gene_q.GENES.find(s, key)),
             _gene_detail,
         ),
         Kind(
             "partner",
             "Partners",
-            lambda s, p, now: partner_q.list_partners(s, {}, p),
-            lambda s, key: _found(partner_q.find_partner(s, key)),
+            lambda s, p, now: partner_q.PARTNERS.page(s, {}, p),
+            lambda s, key: _found(partner_q.PARTNERS.find(s, key)),
             _partner_detail,
         ),
         Kind(
             "show",
             "Shows",
             _shows,
-            lambda s, key: _found(show_q.find_show(s, key)),
+            lambda s, key: _found(show_q.SHOWS.find(s, key)),
             _show_detail,
         ),
     )

@@ -87,18 +87,18 @@ def public_artwork_ids(session: Session, ids: Sequence[str]) -> set[str]:
 
 def side_artists(session: Session, filters: dict[str, Any]) -> list[Artist]:
     """Return the first artists matching an API filter (an artwork's, a gene's)."""
-    rows: list[Artist] = artist_q.list_artists(session, filters, SIDE_LIST).rows
+    rows: list[Artist] = artist_q.ARTISTS.page(session, filters, SIDE_LIST).rows
     return rows
 
 
 def side_genes(session: Session, filters: dict[str, Any]) -> list[Any]:
     """Return the first genes matching an API filter (an artist's, an artwork's)."""
-    return list(gene_q.list_genes(session, filters, SIDE_LIST).rows)
+    return list(gene_q.GENES.page(session, filters, SIDE_LIST).rows)
 
 
 def side_shows(session: Session, filters: dict[str, Any], now: Any) -> list[Any]:
     """Return the first shows matching an API filter (a partner's)."""
-    return list(show_q.list_shows(session, filters, SIDE_LIST, now).rows)
+    return list(show_q.SHOWS.page(session, filters, SIDE_LIST, now=now).rows)
 
 
 @dataclass(frozen=True)
