@@ -11,31 +11,33 @@ from __future__ import annotations
 from common.authorize_params import AUTHORIZE_PARAMS
 
 Kind = str | tuple[str, ...]
+CREDENTIAL: Kind = "credential"
+TEXT: Kind = "text"
 
 GRANT_TYPES = ("authorization_code", "client_credentials", "credentials", "oauth_token", "password")
 OAUTH_PROVIDERS = ("facebook", "twitter")
-CLIENT_PARAMS: dict[str, Kind] = {"client_id": "credential", "client_secret": "credential"}
+CLIENT_PARAMS: dict[str, Kind] = {"client_id": CREDENTIAL, "client_secret": CREDENTIAL}
 # A token request: the grant type, then what each grant reads.
 TOKEN_PARAMS: dict[str, Kind] = {
     **CLIENT_PARAMS,
     "grant_type": GRANT_TYPES,
-    "code": "text",
-    "redirect_uri": "text",
-    "code_verifier": "text",
-    "email": "text",
-    "username": "text",
-    "password": "text",
+    "code": TEXT,
+    "redirect_uri": TEXT,
+    "code_verifier": TEXT,
+    "email": TEXT,
+    "username": TEXT,
+    "password": TEXT,
     "oauth_provider": OAUTH_PROVIDERS,
-    "oauth_token": "text",
-    "oauth_token_secret": "text",
-    "scope": "text",
-    "state": "text",
+    "oauth_token": TEXT,
+    "oauth_token_secret": TEXT,
+    "scope": TEXT,
+    "state": TEXT,
 }
 # A revocation (RFC 7009) or introspection (RFC 7662) request.
 TOKEN_HINT_PARAMS: dict[str, Kind] = {
     **CLIENT_PARAMS,
-    "token": "credential",
-    "token_type_hint": "text",
+    "token": CREDENTIAL,
+    "token_type_hint": TEXT,
 }
 # Every parameter the OAuth endpoints read: error descriptions may name these (any other name
 # is user-controlled text).

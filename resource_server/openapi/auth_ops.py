@@ -4,7 +4,7 @@ authorization server reads them by."""
 
 from __future__ import annotations
 
-from common.token_params import CLIENT_PARAMS, TOKEN_HINT_PARAMS, TOKEN_PARAMS, Kind
+from common.token_params import CLIENT_PARAMS, CREDENTIAL, TOKEN_HINT_PARAMS, TOKEN_PARAMS, Kind
 from resource_server.openapi.parts import (
     ERROR_RESPONSES,
     FLAG,
@@ -52,7 +52,7 @@ def _schema(kind: Kind) -> Schema:
     """Return the schema of a token endpoint parameter of this kind."""
     if isinstance(kind, tuple):
         return {"type": "string", "enum": list(kind)}
-    return NON_BLANK if kind == "credential" else OAUTH_TEXT
+    return NON_BLANK if kind == CREDENTIAL else OAUTH_TEXT
 
 
 def _properties(params: dict[str, Kind]) -> dict[str, Schema]:
