@@ -43,7 +43,7 @@ def test_the_backfill_gives_every_user_one_profile(tmp_path: Path) -> None:
               "owner_type": "user", "owner_id": ids[0], "image_versions": [],
               "created_at": now, "updated_at": now}],
         )  # fmt: skip
-    upgrade(settings)
+    upgrade(settings, "0006")
     with engine.connect() as conn:
         rows = conn.execute(
             select(Profile.owner_id, Profile.handle).where(Profile.owner_type == "user")
