@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from redis import Redis
 from redis.connection import AbstractConnection
+from redis.exceptions import ResponseError
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.catalog_version import bump_catalog_version
@@ -180,3 +181,28 @@ def test_cached_documents_are_forgotten_after_their_maximum_age() -> None:
     assert cache.get(b"1", "a") is None
     cache.put(b"1", "b", b"doc-b")  # the memory starts afresh
     assert len(cache) == 1
+
+
+def test_a_kept_connection_that_redis_closed_is_connected_anew(gate: RequestGate) -> None:
+    """A connection Redis dropped while it sat idle (a restart, a timeout) fails once, quietly:
+    the same request connects again and is answered, and the token is still read fresh."""
+    put_token(gate, "tok-j")
+    assert gate.admit("tok-j").record is not None
+    line = gate._idle[-1]
+    (client_id,) = line.exchange(b"*2\r\n$6\r\nCLIENT\r\n$2\r\nID\r\n", 1)
+    assert gate.redis.client_kill_filter(_id=client_id) == 1
+    assert gate.admit("tok-j").record is not None
+    gate.redis.set(gate.tokens.key(digest("tok-j")), TOMBSTONE)
+    assert gate.admit("tok-j").record is None
+
+
+def test_an_error_reply_leaves_the_connection_usable(gate: RequestGate) -> None:
+    """An error reply in the middle of the trip is raised after every reply is read, so the
+    connection's next exchange reads its own replies, not the rest of the last one's."""
+    put_token(gate, "tok-k", "app-k")
+    gate.admit("tok-k")
+    line = gate._idle[-1]
+    bad = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n" + b"*1\r\n$7\r\nNOTACMD\r\n" + b"*1\r\n$4\r\nPING\r\n"
+    with pytest.raises(ResponseError):
+        line.exchange(bad, 3)
+    assert gate.admit("tok-k").record is not None
