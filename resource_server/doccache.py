@@ -19,7 +19,8 @@ Two guards for what the versions cannot tell:
 - documents are forgotten ``max_age`` seconds after the first was filed, so a change made
   without a bump (an operator's hand-written SQL) is served within that time.
 
-Documents are kept serialised (a few KB each), at most ``max_entries`` per process.
+Documents are kept serialised (a few KB each; a list page up to a few hundred), at most
+``max_entries`` of them and, when ``max_bytes`` is set, at most that many bytes per cache.
 """
 
 from __future__ import annotations
@@ -37,10 +38,16 @@ class DocumentCache:
     """Serialised documents by key, for the catalog versions they were read at."""
 
     def __init__(
-        self, max_entries: int = 10_000, max_age: float = MAX_AGE, kinds: Sequence[str] = ()
+        self,
+        max_entries: int = 10_000,
+        max_age: float = MAX_AGE,
+        kinds: Sequence[str] = (),
+        max_bytes: int | None = None,
     ) -> None:
         self.max_entries = max_entries
         self.max_age = max_age
+        self.max_bytes = max_bytes
+        self._bytes = 0
         # Where each declared type's version sits in the gate's ``type_versions``.
         self._positions = tuple(CATALOG_TYPES.index(kind) for kind in kinds)
         self._version: bytes | None = None
@@ -78,12 +85,19 @@ class DocumentCache:
             return
         with self._lock:
             now = time.monotonic()
+            full = len(self._docs) >= self.max_entries or (
+                self.max_bytes is not None and self._bytes + len(data) > self.max_bytes
+            )
             if version != self._version or now >= self._expires:
-                self._docs = {}
+                self._docs, self._bytes = {}, 0
                 self._version = version
                 self._expires = now + self.max_age
-            elif len(self._docs) >= self.max_entries:
-                self._docs = {}  # start afresh: cheaper than tracking recency on every hit
+            elif full:
+                # Start afresh: cheaper than tracking recency on every hit.
+                self._docs, self._bytes = {}, 0
+            if self.max_bytes is not None and len(data) > self.max_bytes:
+                return
+            self._bytes += len(data) - len(self._docs.get(filed, b""))
             self._docs[filed] = data
 
     def __len__(self) -> int:

@@ -25,6 +25,9 @@ from resource_server.resources.catalog_pages import (
 )
 from resource_server.routes import CollectionRoute
 
+# The memory each process gives to rendered artwork pages (a page of 100 is about 200 KB).
+PAGE_BYTES = 16 * 1024 * 1024
+
 ROUTE = CollectionRoute(
     rel="artworks",
     path="/artworks",
@@ -66,7 +69,24 @@ class Artworks(ArtworkDocument, CatalogList):
     A collection's artworks (``collection_id`` with ``user_id``) page through the collection
     queries, in the collection's order with a cursor of their own; the editions are embedded
     and the HAL page rendered as for any other filter.
+
+    Pages of the catalog's own filters are kept rendered, like artwork documents (see
+    ``CatalogList``); a collection's pages (whose visibility depends on the caller) are not.
     """
+
+    def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
+        super().__init__(stores, settings)
+        self.cache = DocumentCache(
+            settings.document_cache_size, kinds=("artworks", "editions"), max_bytes=PAGE_BYTES
+        )
+
+    def cacheable(self, call: Call, page: PageParams) -> bool:
+        """Every page but a collection's, and but a sample (random) or a similar set."""
+        return (
+            not page.sample
+            and "collection_id" not in call.filters
+            and ("similar_to_artwork_id" not in call.filters)
+        )
 
     def similar(self, session: Session, call: Call) -> list[Any] | None:
         """Return the artworks similar to ``similar_to_artwork_id``."""

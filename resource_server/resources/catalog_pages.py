@@ -131,9 +131,19 @@ class Responder(Resource):
 
 
 class CatalogList(Responder, ABC):
-    """A paginated list of one catalog type; subclasses say how to query and render it."""
+    """A paginated list of one catalog type; subclasses say how to query and render it.
+
+    A subclass with a ``cache`` keeps whole rendered pages, filed like item documents under the
+    versions of the types they are built from (``resource_server.doccache``), for the requests
+    its ``cacheable`` accepts: those whose answer depends on the query string alone.
+    """
 
     route: CollectionRoute
+    cache: DocumentCache | None = None
+
+    def cacheable(self, call: Call, page: PageParams) -> bool:
+        """Tell whether the page's answer depends on nothing but the URL and the versions."""
+        return False
 
     def read(self, req: falcon.Request, call: Call) -> None:
         """Read the filters (and any scope) into ``call``; a missing required filter is a 400."""
@@ -164,6 +174,15 @@ class CatalogList(Responder, ABC):
         self.read(req, call)
         page = self.page_params(req)
         path, plural = self.route.path, self.route.rel
+        cache = self.cache if self.cache is not None and self.cacheable(call, page) else None
+        version = getattr(req.context, "catalog_version", None)
+        types = getattr(req.context, "catalog_versions", ())
+        key = (call.urls.base, req.query_string)
+        if cache is not None:
+            cached = cache.get(version, key, types)
+            if cached is not None:
+                resp.data = cached
+                return
         with self.stores.reads() as session:
             self.enter(session, call)
             rows = self.similar(session, call)
@@ -180,20 +199,23 @@ class CatalogList(Responder, ABC):
             call.related = self.related(session, rows, call)
         items = [self.render(row, call) for row in rows]
         if result is None:
-            resp.media = render_set(
+            document = render_set(
                 call.urls, path=path, plural=plural, filters=call.filters, items=items
             )
-            return
-        resp.media = render_page(
-            req,
-            call.urls,
-            path=path,
-            plural=plural,
-            filters=call.filters,
-            page=page,
-            result=result,
-            items=items,
-        )
+        else:
+            document = render_page(
+                req,
+                call.urls,
+                path=path,
+                plural=plural,
+                filters=call.filters,
+                page=page,
+                result=result,
+                items=items,
+            )
+        resp.data = data = orjson.dumps(document)
+        if cache is not None:
+            cache.put(version, key, data, types)
 
 
 class CatalogItem(Responder, ABC):
@@ -232,10 +254,6 @@ class CatalogItem(Responder, ABC):
                 redirect(resp, call.urls.api(f"{self.route.path}/{found.id}"))
                 return
             call.related = self.related(session, [found], call)
-        document = self.render(found, call)
-        if self.cache is None:
-            resp.media = document
-            return
-        data = orjson.dumps(document)
-        self.cache.put(version, (call.urls.base, id), data, types)
-        resp.data = data
+        resp.data = data = orjson.dumps(self.render(found, call))
+        if self.cache is not None:
+            self.cache.put(version, (call.urls.base, id), data, types)

@@ -11,10 +11,12 @@ from typing import Any, TypeVar
 
 import pytest
 import requests
+from redis import Redis
 from sqlalchemy import Engine, event, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from artcat.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
+from common.catalog_version import bump_catalog_version
 from common.models import Application, User
 from common.settings import Settings
 from common.stores import Stores
@@ -39,6 +41,8 @@ class Catalog:
     user_id: str
     admin_id: str
     other_id: str
+    redis: Redis
+    redis_prefix: str
 
     def api(self, path: str) -> str:
         """Return the absolute URL of an API path."""
@@ -62,6 +66,10 @@ class Catalog:
         r = self.get(path, headers, **params)
         assert r.status_code == 200, (path, params, r.status_code, r.text)
         return r.json()
+
+    def bump(self) -> None:
+        """Bump the whole catalog's version: what a loader does after it commits."""
+        bump_catalog_version(self.redis, self.redis_prefix)
 
     def scalars(self, stmt: Any) -> list[Any]:
         """Run a select on the test database and return its scalars."""
@@ -125,6 +133,8 @@ def catalog(
         user_id=user_id,
         admin_id=admin_id,
         other_id=other_id,
+        redis=stores.redis,
+        redis_prefix=base_settings.redis_prefix,
     )
 
 

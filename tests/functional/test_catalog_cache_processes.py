@@ -1,6 +1,7 @@
 """The document cache across processes: two ``artcat serve resource`` processes on one database
 and one Redis. A catalog write followed by the bump of what it wrote is seen by both on their
-next request; a write to another resource type leaves their cached documents in place."""
+next request, in the item and in the list pages; a write to another resource type leaves their
+cached documents in place."""
 
 from __future__ import annotations
 
@@ -76,12 +77,20 @@ def test_a_write_is_seen_by_every_process_on_its_next_request(
     redis, prefix = redis_server.client(), base_settings.redis_prefix
 
     def documents() -> list[dict[str, Any]]:
+        """The artwork from each process: its document, and its entry in a list page (cached
+        whole, as pages are); both must agree."""
         out = []
         for svc in (first, second):
             r = requests.get(
                 f"{svc.url}/api/artworks/{artwork_id}", headers=headers, timeout=REQUEST_TIMEOUT
             )
             assert r.status_code == 200, r.text
+            page = requests.get(
+                f"{svc.url}/api/artworks?size=100", headers=headers, timeout=REQUEST_TIMEOUT
+            )
+            assert page.status_code == 200, page.text
+            listed = [a for a in page.json()["_embedded"]["artworks"] if a["id"] == artwork_id]
+            assert listed == [r.json()]
             out.append(r.json())
         return out
 

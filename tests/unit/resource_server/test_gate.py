@@ -206,3 +206,17 @@ def test_an_error_reply_leaves_the_connection_usable(gate: RequestGate) -> None:
     with pytest.raises(ResponseError):
         line.exchange(bad, 3)
     assert gate.admit("tok-k").record is not None
+
+
+def test_a_cache_with_a_byte_budget_keeps_within_it() -> None:
+    """Pages are large: past ``max_bytes`` the memory starts afresh, and a document larger than
+    the whole budget is not kept at all."""
+    cache = DocumentCache(max_bytes=10)
+    cache.put(b"1", "a", b"12345")
+    cache.put(b"1", "a", b"123456")  # replaced, not counted twice
+    cache.put(b"1", "b", b"1234")
+    assert (cache.get(b"1", "a"), cache.get(b"1", "b")) == (b"123456", b"1234")
+    cache.put(b"1", "c", b"12")  # 12 bytes in all: over the budget, so afresh
+    assert (cache.get(b"1", "a"), cache.get(b"1", "c")) == (None, b"12")
+    cache.put(b"1", "d", b"x" * 11)
+    assert cache.get(b"1", "d") is None and cache.get(b"1", "c") is None
