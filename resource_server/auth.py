@@ -5,6 +5,9 @@ from __future__ import annotations
 import falcon
 
 TOKEN_HEADERS = ("X-XAPP-TOKEN", "X-ACCESS-TOKEN", "X-AUTH-TOKEN")
+# The same headers as the WSGI environ names them (read there: falcon's get_header normalises
+# the name on every call, six times a request).
+_ENVIRON_KEYS = tuple("HTTP_" + name.replace("-", "_") for name in TOKEN_HEADERS)
 TOKEN_QUERY_PARAMS = ("xapp_token", "access_token")
 
 
@@ -21,16 +24,18 @@ def tokens_from_request(req: falcon.Request) -> list[str]:
         if value and value not in found:
             found.append(value)
 
-    for name in TOKEN_HEADERS:
-        add(req.get_header(name))
-    auth = req.get_header("AUTHORIZATION")
+    env = req.env
+    for key in _ENVIRON_KEYS:
+        add(env.get(key))
+    auth = env.get("HTTP_AUTHORIZATION")
     if auth:
         scheme, _, value = auth.strip().partition(" ")
         if scheme.lower() == "bearer":
             add(value)
-    for name in TOKEN_QUERY_PARAMS:
-        for value in req.get_param_as_list(name) or []:
-            add(value)
+    if env.get("QUERY_STRING"):
+        for name in TOKEN_QUERY_PARAMS:
+            for value in req.get_param_as_list(name) or []:
+                add(value)
     return found
 
 

@@ -127,7 +127,7 @@ class RequestGate:
         packed = _pack("GET", key) + self._versions_packed
         count = 2
         if known_app is not None:
-            packed += _pack(*self.limiter.hit_command(known_app))
+            packed += self.limiter.packed_hit(known_app)
             count = 3
         if os.getpid() != self._pid:  # forked: the parent's connections are not ours
             self._idle, self._pid = [], os.getpid()

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import falcon
+from hiredis import pack_command
 from limits import RateLimitItem, parse
 from limits.storage import RedisStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
@@ -20,6 +21,7 @@ from common.metrics import counter
 from common.models import Application
 
 OVERRIDE_TTL = 60.0  # seconds an application's override is cached in this process
+MAX_PACKED = 100_000  # applications whose packed hit is kept; past this, afresh
 REJECTIONS = counter("artcat_rate_limit_rejections", "Requests refused 429 by the rate limit.")
 
 
@@ -56,6 +58,7 @@ class RateLimiter:
         self.default_text = rate
         self.sessions = sessions
         self._overrides: dict[str, tuple[float, RateLimitItem | None, str]] = {}
+        self._packed: dict[str, tuple[RateLimitItem, bytes]] = {}
         self._lock = threading.Lock()
 
     def limit_for(self, application_id: str) -> tuple[RateLimitItem, str]:
@@ -102,6 +105,21 @@ class RateLimiter:
         (:meth:`load_script`) and asks again.
         """
         item, _ = self.limit_for(application_id)
+        return self._hit_command(item, application_id)
+
+    def packed_hit(self, application_id: str) -> bytes:
+        """Return :meth:`hit_command` in Redis's wire format, packed once per application and
+        limit (its keys name no time: the script finds the window)."""
+        item, _ = self.limit_for(application_id)
+        packed = self._packed.get(application_id)
+        if packed is None or packed[0] is not item:
+            if len(self._packed) >= MAX_PACKED:
+                self._packed.clear()
+            packed = (item, pack_command(self._hit_command(item, application_id)))
+            self._packed[application_id] = packed
+        return packed[1]
+
+    def _hit_command(self, item: RateLimitItem, application_id: str) -> tuple[Any, ...]:
         key = item.key_for(application_id)
         storage = self.storage
         keys = (
