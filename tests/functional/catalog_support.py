@@ -15,6 +15,7 @@ from sqlalchemy import Engine, event, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from artcat.loaders.demo import DEMO_EMAIL, demo_credentials, load_demo
+from common.catalog_version import bump_catalog_version
 from common.models import Application, User
 from common.settings import Settings
 from common.stores import Stores
@@ -103,6 +104,9 @@ def catalog(
     artworks = getattr(request.module, "DEMO_ARTWORKS", 120)
     report = load_demo(clean_db, base_settings, seed=1, artworks=artworks)
     assert not report.skipped
+    # As ``artcat load demo`` does: the whole catalog changed (search pages kept in memory from
+    # an earlier test would otherwise still be served).
+    bump_catalog_version(stores.redis, base_settings.redis_prefix)
     creds = demo_credentials(base_settings)
     with stores.sessions() as s, s.begin():
         app_id = s.scalar(select(Application.id).where(Application.client_id == creds.client_id))
