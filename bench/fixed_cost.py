@@ -8,7 +8,9 @@ mostly measures the neighbours):
 - the catalog's ``/healthz``: every middleware, no token;
 - ``/api/search?q=`` with an XAPP token: the request gate too (the token read, the rate-limit
   hit and the catalog version in one Redis round trip), then a 400 before any database read;
-- a cached artwork (``/api/artworks/{id}``).
+- a cached artwork (``/api/artworks/{id}``);
+- a search page (``/api/search?q=...``, ``--search`` sets the query) read each time (the page
+  cache off) and answered from the page cache.
 
 ``--profile`` adds a cProfile of the gated request: where its time goes, by own time.
 
@@ -24,8 +26,10 @@ import pstats
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 sys.path.append(str(Path(__file__).resolve().parents[1]))  # after PYTHONPATH: --compare-style runs
 
@@ -86,6 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("-n", type=int, default=2000, help="requests per run")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--search", default="turner", help="the query of the search cases")
     args = parser.parse_args()
     settings = ResourceSettings.from_env(rate_limit="1000000/second", access_log=True)
     stores = Stores.connect(settings)
@@ -108,6 +113,10 @@ def main() -> None:
     ]
     if artwork is not None:
         paths.append(("cached artwork", catalog, f"/api/artworks/{artwork}", token))
+    search = f"/api/search?q={quote(args.search)}"
+    uncached = create_app(replace(settings, document_cache_size=0), stores)
+    paths.append(("search, read each time", uncached, search, token))
+    paths.append(("search, cached page", catalog, search, token))
     try:
         for label, app, path, headers in paths:
             cost = cpu_us(app, path, headers, args.n)

@@ -3,10 +3,11 @@
 Resource servers keep rendered catalog documents in memory, each filed under the versions of
 the resource types it is built from (an artwork document: ``artworks`` and ``editions``). There
 is one counter per type, and one for the whole catalog: a writer bumps the types it wrote, or
-the whole catalog when it does not say (a museum import, the staging rebuild). The request
-gate reads every counter in the same round trip as the token, so a bump is seen by every
-process on its next request and no stale document is served after it, while a write to one
-type leaves the documents of the others in memory.
+the whole catalog when it does not say (a museum import, the staging rebuild). The search
+index is a type of its own (``search``), bumped by whatever rebuilds it. The request gate
+reads every counter in the same round trip as the token, so a bump is seen by every process
+on its next request and no stale document is served after it, while a write to one type
+leaves the documents of the others in memory.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ CATALOG_TYPES = (
     "fairs",
     "sales",
     "sale_artworks",
+    "search",  # the search index (search documents, names and words): ``artcat search reindex``
 )
 
 

@@ -96,11 +96,12 @@ MUSEUMS: dict[str, tuple[Loader, str]] = {
     "moma-artists": (load_moma_artists, MOMA_ARTISTS_HELP),
 }
 # The resource types a museum's import writes (None: every type). MoMA's list adds to artists
-# only, so the documents of every other type stay cached through it.
+# only (and, as every import does, reindexes search: an artist's document shows its details),
+# so the documents of every other type stay cached through it.
 WRITES: dict[str, tuple[str, ...] | None] = {
     "tate": None,
     "cmoa": None,
-    "moma-artists": ("artists",),
+    "moma-artists": ("artists", "search"),
 }
 
 

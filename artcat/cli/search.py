@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from artcat.cli.support import instance_settings
+from common.catalog_version import announce_catalog_change
 from common.db import make_engine, upgrade
 from common.search.indexer import reindex, stats
 
@@ -20,5 +21,7 @@ def search_reindex() -> None:
     settings = instance_settings()
     upgrade(settings)
     engine = make_engine(settings)
-    click.echo(reindex(engine).summary())
+    done = reindex(engine)
+    announce_catalog_change(settings, ("search",))  # cached search pages are read afresh
+    click.echo(done.summary())
     click.echo(", ".join(f"{n:,} {kind}" for kind, n in sorted(stats(engine).items())))

@@ -11,7 +11,7 @@ from common.api.keyset import PageResult
 from common.api.paging import PageParams
 from common.settings import ResourceSettings
 from common.stores import Stores
-from resource_server.doccache import DocumentCache
+from resource_server.doccache import PAGE_BYTES, DocumentCache
 from resource_server.params import Param
 from resource_server.queries import artworks as q
 from resource_server.queries import collections as collected
@@ -24,9 +24,6 @@ from resource_server.resources.catalog_pages import (
     require,
 )
 from resource_server.routes import CollectionRoute
-
-# The memory each process gives to rendered artwork pages (a page of 100 is about 200 KB).
-PAGE_BYTES = 16 * 1024 * 1024
 
 ROUTE = CollectionRoute(
     rel="artworks",

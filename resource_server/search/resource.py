@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import falcon
+import orjson
 
 from common.api.errors import ParamError
 from common.api.params import parse_int, single
 from common.hal import Link, Urls, link
 from common.search.documents import KINDS
 from common.search.text import MAX_QUERY_CHARS
+from common.settings import ResourceSettings
+from common.stores import Stores
+from resource_server.doccache import PAGE_BYTES, DocumentCache
 from resource_server.params import Param
 from resource_server.resources.base import Resource, redirect
 from resource_server.routes import CollectionRoute
@@ -20,6 +24,7 @@ from resource_server.search.service import (
     MAX_OFFSET,
     MAX_SIZE,
     Hit,
+    SearchPage,
     SearchRequest,
     search,
 )
@@ -102,30 +107,61 @@ def parse_request(params: Mapping[str, Any]) -> tuple[SearchRequest, dict[str, A
     return SearchRequest(q, size, offset, types), echo
 
 
+def page_key(base: str, request: SearchRequest, echo: Mapping[str, Any]) -> Hashable:
+    """Return what a page of results depends on: the base of its links, the request, and the
+    parameters its links echo as given (``size=10`` is echoed, the default size is not)."""
+    return (base, request, tuple(echo.items()))
+
+
 class Search(Resource):
     """Search the catalog: ranked results with kind filters, or a spelling correction.
 
     The index is rebuilt by the importers, the demo loader and ``artcat search reindex``; it may
     lag the catalog, so a result may describe a resource as it was, and a result whose resource
     is gone still renders: its ``self`` link then answers 404.
+
+    Rendered pages are kept in memory for the version of the index (the ``search`` type) the
+    request gate read, which every rebuild bumps (see ``resource_server.doccache``); a
+    correction (302) is not kept.
     """
+
+    def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
+        super().__init__(stores, settings)
+        self.cache = DocumentCache(
+            settings.document_cache_size, kinds=("search",), max_bytes=PAGE_BYTES
+        )
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Answer one page of results, or 302 to the corrected query when nothing matches."""
         request, echo = parse_request(req.params)
+        urls = self.urls(req)
+        version = getattr(req.context, "catalog_version", None)
+        types = getattr(req.context, "catalog_versions", ())
+        key = page_key(urls.base, request, echo)
+        cached = self.cache.get(version, key, types)
+        if cached is not None:
+            resp.data = cached
+            return
         with self.stores.reads() as session:
             page = search(session.connection(), request)
-        urls = self.urls(req)
         if page.correction is not None:
             redirect(resp, urls.api("/search", {**echo, "q": page.correction}))
             return
+        data = orjson.dumps(self.render(request, echo, page, urls))
+        self.cache.put(version, key, data, types)
+        resp.data = data
+
+    def render(
+        self, request: SearchRequest, echo: Mapping[str, Any], page: SearchPage, urls: Urls
+    ) -> dict[str, Any]:
+        """Render one page of results with its ``self`` and ``next`` links."""
         self_query = {**echo, "offset": request.offset or None}
         links: dict[str, Link] = {"self": link(urls.api("/search", self_query))}
         if request.offset + request.size < page.total_count:
             links["next"] = link(
                 urls.api("/search", {**echo, "offset": request.offset + request.size})
             )
-        resp.media = {
+        return {
             "total_count": page.total_count,
             "offset": request.offset,
             "q": request.q,

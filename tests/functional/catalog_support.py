@@ -111,6 +111,9 @@ def catalog(
     artworks = getattr(request.module, "DEMO_ARTWORKS", 120)
     report = load_demo(clean_db, base_settings, seed=1, artworks=artworks)
     assert not report.skipped
+    # As ``artcat load demo`` does: the whole catalog changed (search pages kept in memory from
+    # an earlier test would otherwise still be served).
+    bump_catalog_version(stores.redis, base_settings.redis_prefix)
     creds = demo_credentials(base_settings)
     with stores.sessions() as s, s.begin():
         app_id = s.scalar(select(Application.id).where(Application.client_id == creds.client_id))

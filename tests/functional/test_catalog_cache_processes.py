@@ -1,7 +1,8 @@
 """The document cache across processes: two ``artcat serve resource`` processes on one database
 and one Redis. A catalog write followed by the bump of what it wrote is seen by both on their
 next request, in the item and in the list pages; a write to another resource type leaves their
-cached documents in place."""
+cached documents in place. The same for search pages, which follow the search index
+(``artcat search reindex`` bumps it)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from artcat.loaders.demo import load_demo
 from common.catalog_version import bump_catalog_version
-from common.models import Artwork, Edition
+from common.models import Artist, Artwork, Edition
+from common.search.indexer import reindex
 from common.settings import Settings
 from tests.functional.catalog_support import demo_xapp_token
+from tests.functional.cli_support import cli_env, run_cli
 from tests.functional.process_support import (
     REQUEST_TIMEOUT,
     RedisServer,
@@ -126,3 +129,54 @@ def test_a_write_is_seen_by_every_process_on_its_next_request(
         s.execute(update(Artwork).where(Artwork.id == artwork_id).values(title="Reloaded"))
     bump_catalog_version(redis, prefix)
     assert [d["title"] for d in documents()] == ["Reloaded", "Reloaded"]
+
+
+def test_a_reindex_is_seen_by_every_process_on_its_next_search(
+    cluster: list[Service],
+    module_db: Engine,
+    sessions: sessionmaker[Session],
+    redis_server: RedisServer,
+    base_settings: Settings,
+) -> None:
+    first, second, auth = cluster
+    headers = {"X-Xapp-Token": demo_xapp_token(auth, base_settings)}
+    redis, prefix = redis_server.client(), base_settings.redis_prefix
+    env = cli_env(base_settings, REDIS_URL=redis_server.url)
+    with sessions() as s:
+        artist_id = s.scalar(select(Artist.id).order_by(Artist.id).limit(1))
+    assert artist_id is not None
+
+    def rename(name: str) -> None:
+        with sessions.begin() as s:
+            s.execute(update(Artist).where(Artist.id == artist_id).values(name=name))
+
+    def top_titles() -> list[str | None]:
+        out = []
+        for svc in (first, second):
+            r = requests.get(
+                f"{svc.url}/api/search",
+                params={"q": "Marlowgrave", "type": "artist"},
+                headers=headers,
+                timeout=REQUEST_TIMEOUT,
+            )
+            assert r.status_code == 200, r.text
+            results = r.json()["_embedded"]["results"]
+            out.append(results[0]["title"] if results else None)
+        return out
+
+    assert top_titles() == [None, None]  # both now hold the empty page
+    rename("Quintessa Marlowgrave")
+    run_cli(env, "search", "reindex")
+    assert top_titles() == ["Quintessa Marlowgrave"] * 2
+
+    # The index rewritten without its bump (a writer that has not yet announced it); a bump of
+    # another type follows. The pages survive that (what the cache is for): still the old ones.
+    rename("Quintessa Marlowgrave-Fenn")
+    assert reindex(module_db).written == 1
+    bump_catalog_version(redis, prefix, ["artists", "artworks"])
+    assert top_titles() == ["Quintessa Marlowgrave"] * 2
+
+    # ``artcat search reindex`` (nothing left to write) bumps the index's version: the very next
+    # search at each process reads it.
+    assert "0 written" in run_cli(env, "search", "reindex")
+    assert top_titles() == ["Quintessa Marlowgrave-Fenn"] * 2

@@ -15,6 +15,7 @@ from sqlalchemy import Engine, delete, select
 from artcat.cli.main import main
 from artcat.loaders.cmoa import load_cmoa
 from artcat.loaders.tate import load_tate
+from common.catalog_version import bump_catalog_version
 from common.models import Artist
 from common.search.indexer import reindex
 from common.search.models import SearchDocument
@@ -26,6 +27,7 @@ from resource_server.search import service
 from tests import factories
 from tests.conftest import SAMPLE_DATA, truncate_all
 from tests.functional.catalog_support import counting
+from tests.functional.cli_support import cli_env, run_cli
 from tests.functional.conftest import LiveServer, start_server
 from tests.functional.user_api_support import make_caller, xapp_headers
 
@@ -42,6 +44,12 @@ class Museum:
     stores: Stores
     xapp: dict[str, str]
     user: dict[str, str]
+    prefix: str  # the servers' Redis prefix, under which the catalog versions are
+
+    def announce(self, kinds: tuple[str, ...] | None = ("search",)) -> None:
+        """Bump the versions of what was written (the search index unless told), as every
+        writer does after its commit: the servers' cached search pages are read afresh."""
+        bump_catalog_version(self.stores.redis, self.prefix, kinds)
 
     def get(self, headers: dict[str, str] | None = None, **params: Any) -> requests.Response:
         """GET /api/search without following redirects."""
@@ -81,7 +89,10 @@ def museum(
     load_tate(engine, SAMPLE_DATA / "tate", progress=False)
     load_cmoa(engine, SAMPLE_DATA / "cmoa", progress=False)
     user = make_caller(stores.sessions, stores, base_settings).headers
-    yield Museum(resource_server.url, engine, stores, xapp_headers(stores.sessions, stores), user)
+    xapp = xapp_headers(stores.sessions, stores)
+    museum = Museum(resource_server.url, engine, stores, xapp, user, base_settings.redis_prefix)
+    museum.announce(None)  # as ``artcat load`` does: the whole catalog changed
+    yield museum
     truncate_all(engine)
 
 
@@ -304,6 +315,7 @@ def test_the_index_lags_the_catalog_until_reindexed(museum: Museum) -> None:
         artist_id = factories.artist(s, name="Zygmunt Quellenberg", slug="zygmunt-q").id
     assert museum.ok(q="Quellenberg")["total_count"] == 0  # not indexed yet
     assert reindex(museum.engine).written == 1
+    museum.announce()
     (hit,) = museum.ok(q="Quellenberg")["_embedded"]["results"]
     assert hit["_links"]["self"]["href"] == f"{museum.url}/api/artists/{artist_id}"
     with museum.stores.sessions() as s, s.begin():
@@ -313,6 +325,7 @@ def test_the_index_lags_the_catalog_until_reindexed(museum: Museum) -> None:
     gone = requests.get(stale["_links"]["self"]["href"], headers=museum.xapp, timeout=20)
     assert gone.status_code == 404
     assert reindex(museum.engine).removed == 1
+    museum.announce()
     assert museum.ok(q="Quellenberg")["total_count"] == 0
     assert reindex(museum.engine).written == 0  # nothing else changed
 
@@ -334,6 +347,7 @@ def test_a_page_costs_at_most_one_query_per_tier_whatever_its_size(museum: Museu
     # The token's first request also reads its application's limit: not counted.
     total = int(museum.ok(q=q, size=1)["total_count"])
     for size, offset in ((1, 0), (10, 0), (50, 0), (5, min(20, total - 1))):
+        museum.announce()  # not from memory: read
         with counting(museum.engine) as statements:
             body = museum.ok(q=q, size=size, offset=offset)
         assert len(body["_embedded"]["results"]) <= size
@@ -352,13 +366,61 @@ def test_a_query_serves_its_window_and_counts_no_further(
     ranked = [r["_links"]["self"]["href"] for r in museum.walk(q="Turner", size=7)]
     assert len(ranked) > 12
     monkeypatch.setattr(service, "WINDOW", 12)
+    museum.announce()  # the pages kept in memory were read with the other window
     assert museum.ok(q="Turner")["total_count"] == 12
     assert [r["_links"]["self"]["href"] for r in museum.walk(q="Turner", size=5)] == ranked[:12]
     last = museum.ok(q="Turner", offset=10, size=5)
     assert len(last["_embedded"]["results"]) == 2 and "next" not in last["_links"]
     beyond = museum.ok(q="Turner", offset=12)
     assert beyond["_embedded"]["results"] == [] and beyond["total_count"] == 12
+    museum.announce()
     with counting(museum.engine) as statements:
         museum.ok(q="Turner", offset=11, size=1)
     counts = [s for s in statements if "count(" in s.lower()]
     assert counts and all("limit" in s.lower() for s in counts), counts
+
+
+def test_a_repeated_search_is_answered_from_memory(museum: Museum) -> None:
+    """The same page again reads nothing, and is the same answer byte for byte; another page of
+    the same query (size, offset, type) or another query is read."""
+    museum.announce()
+    first = museum.get(q="Beuys", size=3)
+    with counting(museum.engine) as statements:
+        again = museum.get(q="Beuys", size=3)
+    assert statements == []
+    assert (again.status_code, again.content) == (200, first.content)
+    assert again.headers["Content-Type"] == first.headers["Content-Type"]
+    assert again.headers["Content-Length"] == first.headers["Content-Length"]
+    hal = {**museum.xapp, "Accept": "application/hal+json"}
+    assert museum.get(hal, q="Beuys", size=3).headers["Content-Type"] == "application/hal+json"
+    for params in (
+        {"q": "Beuys", "size": 4},
+        {"q": "Beuys", "size": 3, "offset": 1},
+        {"q": "Beuys", "size": 3, "type": "artist"},
+        {"q": "beuys", "size": 3},
+    ):
+        with counting(museum.engine) as statements:
+            assert museum.ok(**params)["q"] == params["q"]
+        assert statements, params
+    # A write to other types leaves the pages in memory.
+    museum.announce(("artists", "artworks"))
+    with counting(museum.engine) as statements:
+        assert museum.get(q="Beuys", size=3).content == first.content
+    assert statements == []
+
+
+def test_no_stale_page_after_the_reindex_command(museum: Museum, base_settings: Settings) -> None:
+    """``artcat search reindex`` bumps the index's version: the next search shows the change."""
+    env = cli_env(base_settings)
+    museum.announce()
+    assert museum.ok(q="Oxterbrook")["total_count"] == 0
+    with museum.stores.sessions() as s, s.begin():
+        artist_id = factories.artist(s, name="Wilhelmina Oxterbrook", slug="w-oxterbrook").id
+    assert museum.ok(q="Oxterbrook")["total_count"] == 0  # not indexed: the page is kept
+    assert "1 written" in run_cli(env, "search", "reindex")
+    (hit,) = museum.ok(q="Oxterbrook")["_embedded"]["results"]
+    assert hit["_links"]["self"]["href"] == f"{museum.url}/api/artists/{artist_id}"
+    with museum.stores.sessions() as s, s.begin():
+        s.execute(delete(Artist).where(Artist.id == artist_id))
+    assert "1 removed" in run_cli(env, "search", "reindex")
+    assert museum.ok(q="Oxterbrook")["total_count"] == 0

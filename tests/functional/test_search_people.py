@@ -75,7 +75,10 @@ def museum(
     (extra / "artworks.jsonl").write_text("\n".join(lines) + "\n")
     assert load_tate(engine, extra, progress=False).ok
     user = make_caller(stores.sessions, stores, base_settings).headers
-    yield Museum(resource_server.url, engine, stores, xapp_headers(stores.sessions, stores), user)
+    xapp = xapp_headers(stores.sessions, stores)
+    museum = Museum(resource_server.url, engine, stores, xapp, user, base_settings.redis_prefix)
+    museum.announce(None)  # as ``artcat load`` does: the whole catalog changed
+    yield museum
     truncate_all(engine)
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from common.api.errors import ParamError
+from common.catalog_version import CATALOG_TYPES
 from common.hal import Urls
-from resource_server.search.resource import parse_request, result
+from resource_server.doccache import DocumentCache
+from resource_server.search.resource import page_key, parse_request, result
 from resource_server.search.service import Hit, parse_request_kinds
 
 URLS = Urls("https://api.example.org")
@@ -71,3 +73,38 @@ def test_result_links() -> None:
     # Without WEB_URL: this server's own artist page, by id.
     own = result(artist, URLS)["_links"]["permalink"]
     assert own == {"href": f"https://api.example.org/artist/{'a' * 24}"}
+
+
+def key(params: dict[str, object], base: str = URLS.base) -> object:
+    """Return the cache key of the page a request asks for."""
+    return page_key(base, *parse_request(params))
+
+
+def test_every_parameter_of_a_page_is_in_its_cache_key() -> None:
+    """Pages that differ in anything the answer shows are filed apart; the same request twice
+    (the parameters in another order) is the same page."""
+    base = {"q": "Turner", "size": "5", "offset": "10", "type": "artist"}
+    variants = [
+        base,
+        {**base, "q": "turner"},
+        {**base, "q": "Turner "},
+        {**base, "size": "6"},
+        {**base, "offset": "0"},
+        {k: v for k, v in base.items() if k != "offset"},  # offset=0, not echoed
+        {**base, "type": "gene"},
+        {**base, "type": "artist,artist"},  # the same kinds, echoed as given
+        {k: v for k, v in base.items() if k != "type"},
+        {**base, "size": "10"},
+        {k: v for k, v in base.items() if k != "size"},  # the default size, not echoed
+    ]
+    keys = [key(v) for v in variants]
+    assert len(set(keys)) == len(keys) - 1  # offset=0 and no offset render alike
+    assert keys[4] == keys[5]
+    assert key(dict(reversed(base.items()))) == keys[0]
+    assert key(base, "https://other.example.org") != keys[0]
+    cache = DocumentCache(kinds=("search",))
+    types = (b"1",) * len(CATALOG_TYPES)
+    for i, filed in enumerate(keys):
+        cache.put(b"7", filed, f"page {i}".encode(), types)
+    assert len(cache) == len(keys) - 1
+    assert cache.get(b"7", keys[3], types) == b"page 3"
