@@ -15,6 +15,7 @@ from redis import Redis
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from common.catalog_version import bump_catalog_version
 from common.db import make_engine, make_sessionmaker, upgrade
 from common.models import Base
 from common.redis_store import connect_redis
@@ -82,11 +83,18 @@ def truncate_all(engine: Engine) -> None:
 
 
 @pytest.fixture
-def clean_db(engine: Engine) -> Iterator[Engine]:
-    """Give a test an empty database and empty it again afterwards."""
+def clean_db(engine: Engine, redis_client: Redis, base_settings: Settings) -> Iterator[Engine]:
+    """Give a test an empty database and empty it again afterwards.
+
+    Emptying the tables writes the whole catalog: the catalog version is bumped after it, as
+    every catalog writer does, so the servers of the session keep no document or page of
+    another test's catalog.
+    """
     truncate_all(engine)
+    bump_catalog_version(redis_client, base_settings.redis_prefix)
     yield engine
     truncate_all(engine)
+    bump_catalog_version(redis_client, base_settings.redis_prefix)
 
 
 @pytest.fixture

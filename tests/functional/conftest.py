@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from waitress.server import create_server
 
 from auth_server.app import create_app as create_auth
+from common.catalog_version import bump_catalog_version
 from common.graceful import Stop, serve_until_stopped
 from common.observability import METRICS_PATH
 from common.serve import WAITRESS_OPTIONS, PathDispatcher, quiet_waitress_logs
@@ -151,11 +152,14 @@ def forget_sign_in_throttle(redis: Redis, prefix: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def module_db(engine: Engine) -> Iterator[Engine]:
-    """An empty database for a module whose servers run as processes (emptied afterwards)."""
+def module_db(engine: Engine, redis_client: Redis, base_settings: Settings) -> Iterator[Engine]:
+    """An empty database for a module whose servers run as processes (emptied afterwards;
+    the catalog version bumped each time, as ``clean_db`` does)."""
     truncate_all(engine)
+    bump_catalog_version(redis_client, base_settings.redis_prefix)
     yield engine
     truncate_all(engine)
+    bump_catalog_version(redis_client, base_settings.redis_prefix)
 
 
 @pytest.fixture(scope="module")
