@@ -34,7 +34,7 @@ from common.catalog_version import CATALOG_TYPES
 MAX_AGE = 300.0  # seconds
 # The memory a process gives to each cache of whole pages (an artworks page of 100 is about
 # 200 KB, a search page of 50 about 33 KB): a bound that the entry count alone would not set.
-PAGE_BYTES = 16 * 1024 * 1024
+PAGE_BYTES = 8 * 1024 * 1024
 
 
 class DocumentCache:
