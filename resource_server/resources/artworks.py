@@ -128,5 +128,12 @@ class ArtworkItem(ArtworkDocument, CatalogItem):
         self.cache = DocumentCache(settings.document_cache_size, kinds=("artworks", "editions"))
 
     def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
-        """Find by id or slug."""
-        return q.find_artwork(session, key)
+        """Find by id or slug, with the editions (one statement: see ``related``)."""
+        found, editions, by_slug = q.find_artwork_with_editions(session, key)
+        if found is not None:
+            call.related = {found.id: editions}
+        return found, by_slug
+
+    def related(self, session: Session, rows: Sequence[Any], call: Call) -> Mapping[Any, Any]:
+        """Return the editions ``find`` read with the artwork."""
+        return call.related
