@@ -207,6 +207,21 @@ def running(services: Sequence[tuple[str, dict[str, str]]], logs: Path) -> Itera
             svc.stop()
 
 
+@contextlib.contextmanager
+def two_resources_and_auth(
+    settings: Settings, redis_url: str, instance: Path
+) -> Iterator[list[Service]]:
+    """Two resource processes and one auth process on the test database and ``redis_url``
+    (separate processes, separate ports), stopped afterwards."""
+    env = service_env(
+        settings, database_url=settings.sqlalchemy_url, redis_url=redis_url, instance_dir=instance
+    )
+    with running(
+        [("resource", env), ("resource", env), ("auth", env)], instance / "logs"
+    ) as services:
+        yield services
+
+
 # -- a private Redis server ------------------------------------------------------------------
 
 

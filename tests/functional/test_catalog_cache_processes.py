@@ -25,8 +25,7 @@ from tests.functional.process_support import (
     REQUEST_TIMEOUT,
     RedisServer,
     Service,
-    running,
-    service_env,
+    two_resources_and_auth,
 )
 
 pytestmark = pytest.mark.functional
@@ -42,15 +41,7 @@ def cluster(
     """The demo catalog behind two resource processes and one auth process."""
     load_demo(module_db, base_settings, seed=1, artworks=60)
     instance = tmp_path_factory.mktemp("doccache")
-    env = service_env(
-        base_settings,
-        database_url=base_settings.sqlalchemy_url,
-        redis_url=redis_server.url,
-        instance_dir=instance,
-    )
-    with running(
-        [("resource", env), ("resource", env), ("auth", env)], instance / "logs"
-    ) as services:
+    with two_resources_and_auth(base_settings, redis_server.url, instance) as services:
         yield services
 
 

@@ -25,8 +25,7 @@ from tests.functional.process_support import (
     RedisServer,
     Service,
     password_token,
-    running,
-    service_env,
+    two_resources_and_auth,
 )
 
 pytestmark = pytest.mark.functional
@@ -47,15 +46,7 @@ def cluster(
 ) -> Iterator[list[Service]]:
     """Two resource processes and one auth process (separate processes, separate ports)."""
     instance = tmp_path_factory.mktemp("revocation")
-    env = service_env(
-        base_settings,
-        database_url=base_settings.sqlalchemy_url,
-        redis_url=redis_server.url,
-        instance_dir=instance,
-    )
-    with running(
-        [("resource", env), ("resource", env), ("auth", env)], instance / "logs"
-    ) as services:
+    with two_resources_and_auth(base_settings, redis_server.url, instance) as services:
         yield services
 
 
