@@ -29,6 +29,20 @@ def token(stores: Stores, account: Account, sessions: sessionmaker[Session]) -> 
     return issue_user_token(stores, account.app_id, account.user_id)
 
 
+def refused_without_a_write(
+    url: str, body: dict[str, Any], token: str, sessions: sessionmaker[Session], model: Any
+) -> dict[str, Any]:
+    """POST ``body``: assert a 400 and that no row of ``model`` was written; return the error."""
+    with sessions() as s:
+        before = s.scalar(select(func.count()).select_from(model))
+    r = requests.post(url, json=body, headers={"X-Access-Token": token}, timeout=10)
+    assert r.status_code == 400, r.text
+    with sessions() as s:
+        assert s.scalar(select(func.count()).select_from(model)) == before
+    error: dict[str, Any] = r.json()
+    return error
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
@@ -49,18 +63,9 @@ def test_collection_fields_of_the_wrong_type(
     body: dict[str, Any],
     field: str,
 ) -> None:
-    with sessions() as s:
-        before = s.scalar(select(func.count()).select_from(Collection))
-    r = requests.post(
-        f"{resource_server.url}/api/collections",
-        json={"user_id": account.user_id, **body},
-        headers={"X-Access-Token": token},
-        timeout=10,
-    )
-    assert r.status_code == 400, r.text
-    assert r.json()["type"] == "param_error" and field in r.json()["detail"]
-    with sessions() as s:
-        assert s.scalar(select(func.count()).select_from(Collection)) == before
+    url, full = f"{resource_server.url}/api/collections", {"user_id": account.user_id, **body}
+    error = refused_without_a_write(url, full, token, sessions, Collection)
+    assert error["type"] == "param_error" and field in error["detail"]
 
 
 def test_collection_item_position_must_be_an_integer(
@@ -91,18 +96,10 @@ def test_application_fields_of_the_wrong_type(
     body: dict[str, Any],
     field: str,
 ) -> None:
-    with sessions() as s:
-        before = s.scalar(select(func.count()).select_from(Application))
-    r = requests.post(
-        f"{auth_server.url}/api/applications",
-        json=body,
-        headers={"X-Access-Token": token},
-        timeout=10,
+    error = refused_without_a_write(
+        f"{auth_server.url}/api/applications", body, token, sessions, Application
     )
-    assert r.status_code == 400, r.text
-    assert r.json()["type"] == "param_error" and field in r.json()["detail"]
-    with sessions() as s:
-        assert s.scalar(select(func.count()).select_from(Application)) == before
+    assert error["type"] == "param_error" and field in error["detail"]
 
 
 def test_a_json_flag_may_be_a_boolean_or_its_text(auth_server: LiveServer, token: str) -> None:
@@ -149,18 +146,11 @@ def test_a_flag_is_its_word_alone(
     sessions: sessionmaker[Session],
     flag: str,
 ) -> None:
-    with sessions() as s:
-        before = s.scalar(select(func.count()).select_from(Collection))
-    r = requests.post(
-        f"{resource_server.url}/api/collections",
-        json={"user_id": account.user_id, "name": "Flags", "private": flag},
-        headers={"X-Access-Token": token},
-        timeout=10,
+    body = {"user_id": account.user_id, "name": "Flags", "private": flag}
+    error = refused_without_a_write(
+        f"{resource_server.url}/api/collections", body, token, sessions, Collection
     )
-    assert r.status_code == 400, r.text
-    assert "private" in r.json()["detail"]
-    with sessions() as s:
-        assert s.scalar(select(func.count()).select_from(Collection)) == before
+    assert "private" in error["detail"]
 
 
 def test_an_integral_json_number_is_an_integer(resource_server: LiveServer, token: str) -> None:
