@@ -84,20 +84,26 @@ def query_key(query: ParsedQuery) -> str:
     return _key(query.words)
 
 
+# The artist documents a key names, built once (run with the key bound). No ORDER BY/LIMIT in
+# SQL: with them SQLite walks every artist document in id order instead of starting from the
+# key; the few named artists are sorted in Python.
+_NAMED = (
+    select(_DOCUMENTS.c.id)
+    .select_from(NAMES)
+    .join(
+        _DOCUMENTS,
+        and_(_DOCUMENTS.c.kind == "artist", _DOCUMENTS.c.resource_id == NAMES.c.resource_id),
+    )
+    .where(NAMES.c.key == bindparam("key"))
+)
+
+
 def find_people(conn: Connection, query: ParsedQuery) -> tuple[int, ...]:
     """Return the document ids of the artists the query names, most popular first."""
     if not query.words or (query.kinds and "artist" not in query.kinds):
         return ()
-    docs = _DOCUMENTS
-    # No ORDER BY/LIMIT in SQL: with them SQLite walks every artist document in id order
-    # instead of starting from the key; the few named artists are sorted here.
-    stmt = (
-        select(docs.c.id)
-        .select_from(NAMES)
-        .join(docs, and_(docs.c.kind == "artist", docs.c.resource_id == NAMES.c.resource_id))
-        .where(NAMES.c.key == query_key(query))
-    )
-    return tuple(sorted(conn.execute(stmt).scalars())[:MAX_PEOPLE])
+    found = conn.execute(_NAMED, {"key": query_key(query)}).scalars()
+    return tuple(sorted(found)[:MAX_PEOPLE])
 
 
 def write_names(conn: Connection, documents: list[Row]) -> int:

@@ -13,9 +13,10 @@ an engine returns a tier's best matches in id order without ranking every match.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine, Row
+from sqlalchemy import Connection, Engine, Row, TextClause, bindparam, text
 
 from common.search.models import TITLE_KEY_CHARS
 from common.search.text import ParsedQuery
@@ -45,6 +46,31 @@ def with_fields(ids: str) -> str:
         f"SELECT {HIT_COLUMNS} FROM ({ids}) AS page "  # noqa: S608  # nosec B608 # constant fragments
         "JOIN search_documents d ON d.id = page.id ORDER BY d.id"
     )
+
+
+@lru_cache(maxsize=512)
+def statement(sql: str, kinds: bool = False, people: bool = False) -> TextClause:
+    """Return the text statement of ``sql``, built once: a query's statements differ only in
+    their bound values, and building one anew (parsing it for its parameters, computing its
+    cache key) costs more than running it. The ``kinds`` and ``people`` lists, when the SQL
+    has them, are expanding parameters bound at execution (``with_lists``)."""
+    stmt = text(sql)
+    if kinds:
+        stmt = stmt.bindparams(bindparam("kinds", expanding=True))
+    if people:
+        stmt = stmt.bindparams(bindparam("people", expanding=True))
+    return stmt
+
+
+def with_lists(query: ParsedQuery, params: dict[str, Any]) -> dict[str, Any]:
+    """Return ``params`` with the query's kinds and named artists, the lists ``statement``
+    binds at execution."""
+    out = dict(params)
+    if query.kinds:
+        out["kinds"] = list(query.kinds)
+    if query.people:
+        out["people"] = list(query.people)
+    return out
 
 
 def title_key(query: ParsedQuery) -> str:

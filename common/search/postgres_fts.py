@@ -16,9 +16,19 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, TextClause, bindparam, text
+from sqlalchemy import Connection, Engine, Row, TextClause, text
 
-from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key, with_fields
+from common.search.plan import (
+    ANY,
+    EXACT,
+    PHRASE,
+    PREFIX,
+    TITLE,
+    statement,
+    title_key,
+    with_fields,
+    with_lists,
+)
 from common.search.schema import TS_CONFIG
 from common.search.text import ParsedQuery
 
@@ -95,9 +105,7 @@ def _params(query: ParsedQuery) -> dict[str, object]:
         "prefixed": " <-> ".join(lexemes),
         "conj": " & ".join(lexemes),
     }
-    if query.kinds:
-        params["kinds"] = list(query.kinds)
-    return params
+    return with_lists(query, params)
 
 
 def _select(
@@ -117,12 +125,7 @@ def _select(
     sql = f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}"  # noqa: S608  # nosec B608 # constant fragments, bound values
     if capped_count:  # the matches up to :cap, counted
         sql = f"SELECT count(*) FROM ({sql} LIMIT :cap) AS capped"  # noqa: S608  # nosec B608 # constant fragments, bound values
-    stmt = text(with_fields(sql) if page else sql)
-    if query.kinds:
-        stmt = stmt.bindparams(bindparam("kinds", expanding=True))
-    if query.people:
-        stmt = stmt.bindparams(bindparam("people", list(query.people), expanding=True))
-    return stmt
+    return statement(with_fields(sql) if page else sql, bool(query.kinds), bool(query.people))
 
 
 class PostgresEngine:
@@ -175,8 +178,8 @@ class PostgresEngine:
 
     def sync(self, conn: Connection) -> None:
         """Refresh the vocabulary and the planner's statistics (the GIN indexes keep up alone)."""
-        for statement in _SYNC:
-            conn.execute(text(statement))
+        for sql in _SYNC:
+            conn.execute(text(sql))
 
     def compact(self, engine: Engine) -> None:
         """VACUUM the documents: dead rows otherwise stay in every GIN match until autovacuum."""

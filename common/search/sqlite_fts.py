@@ -8,9 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, TextClause, bindparam, text
+from sqlalchemy import Connection, Engine, Row, TextClause, text
 
-from common.search.plan import ANY, EXACT, PHRASE, PREFIX, TITLE, title_key, with_fields
+from common.search.plan import (
+    ANY,
+    EXACT,
+    PHRASE,
+    PREFIX,
+    TITLE,
+    statement,
+    title_key,
+    with_fields,
+    with_lists,
+)
 from common.search.text import ParsedQuery
 
 _EXACT_WHERE = "title_key = :tkey AND title_terms = :key"
@@ -74,14 +84,11 @@ def expressions(query: ParsedQuery) -> dict[int, str]:
 
 
 def _stmt(template: str, query: ParsedQuery, column: str = "rowid") -> TextClause:
-    """Return a statement from a constant template, leaving out ``query.people``."""
+    """Return a statement from a constant template, leaving out ``query.people`` (its values
+    and the kinds' travel with the parameters: ``with_lists``)."""
     people = f" AND {column} NOT IN :people" if query.people else ""
-    stmt = text(template.format(people=people))
-    if query.people:
-        stmt = stmt.bindparams(bindparam("people", list(query.people), expanding=True))
-    if query.kinds and ":kinds" in template:
-        stmt = stmt.bindparams(bindparam("kinds", expanding=True))
-    return stmt
+    kinds = bool(query.kinds) and ":kinds" in template
+    return statement(template.format(people=people), kinds, bool(query.people))
 
 
 def _exact_params(query: ParsedQuery) -> tuple[str, dict[str, object]]:
@@ -103,14 +110,16 @@ class SqliteEngine:
             found = f"SELECT 1 FROM search_documents WHERE {where}{{people}} LIMIT :cap"  # noqa: S608  # nosec B608 # constant fragments, bound values
             template = f"SELECT count(*) FROM ({found})"  # noqa: S608  # nosec B608 # as above
             stmt = _stmt(template, query, "id")
-            return int(conn.execute(stmt, {**params, "cap": cap}).scalar_one())
+            values = with_lists(query, {**params, "cap": cap})
+            return int(conn.execute(stmt, values).scalar_one())
         match = _with_kinds(expressions(query)[tier], query)
-        return int(conn.execute(_stmt(_COUNT, query), {"m": match, "cap": cap}).scalar_one())
+        values = with_lists(query, {"m": match, "cap": cap})
+        return int(conn.execute(_stmt(_COUNT, query), values).scalar_one())
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, reading one posting."""
         match = _with_kinds(expressions(query)[ANY], query)
-        found = conn.execute(_stmt(_FETCH, query), {"m": match, "n": 1, "o": 0})
+        found = conn.execute(_stmt(_FETCH, query), with_lists(query, {"m": match, "n": 1, "o": 0}))
         return found.first() is not None
 
     def fetch(
@@ -125,7 +134,7 @@ class SqliteEngine:
         """Return the tier's own matches in id order with their fields (FTS5 needs no plan
         choice)."""
         sql, params = self._page(query, tier, limit, offset)
-        return list(conn.execute(_stmt(with_fields(sql), query), params))
+        return list(conn.execute(_stmt(with_fields(sql), query), with_lists(query, params)))
 
     def _page(
         self, query: ParsedQuery, tier: int, limit: int, offset: int
@@ -162,8 +171,8 @@ class SqliteEngine:
 
     def sync(self, conn: Connection) -> None:
         """Rebuild the FTS5 index from the documents, then the vocabulary and its trigrams."""
-        for statement in _SYNC:
-            conn.execute(text(statement))
+        for sql in _SYNC:
+            conn.execute(text(sql))
 
     def compact(self, engine: Engine) -> None:
         """Do nothing: the rebuild in ``sync`` leaves the FTS5 index compact."""

@@ -116,6 +116,12 @@ def window(
     return hits
 
 
+# The named artists' documents by id, built once (the ids bound at execution).
+_PEOPLE = text(with_fields("SELECT id FROM search_documents WHERE id IN :ids")).bindparams(
+    bindparam("ids", expanding=True)
+)
+
+
 def _hit(row: Row[Any]) -> Hit:
     """Return the result a row of ``HIT_COLUMNS`` describes."""
     return Hit(row.kind, row.resource_id, row.title, row.description, row.thumbnail, row.permalink)
@@ -125,8 +131,7 @@ def _people(conn: Connection, ids: tuple[int, ...]) -> list[Row[Any]]:
     """Return the named artists' documents with their fields, in id order."""
     if not ids:
         return []
-    stmt = text(with_fields("SELECT id FROM search_documents WHERE id IN :ids"))
-    return list(conn.execute(stmt.bindparams(bindparam("ids", list(ids), expanding=True))))
+    return list(conn.execute(_PEOPLE, {"ids": list(ids)}))
 
 
 def count_matches(conn: Connection, engine: SearchEngine, query: ParsedQuery) -> int:
