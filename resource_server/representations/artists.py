@@ -5,16 +5,34 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Urls, image_links
-from resource_server.representations.values import ts
+from common.models import Artist
+from resource_server.representations.values import by_position, ts
+
+# The artist columns, in the document's order (read by position: ``by_position``).
+_HEAD = ("id", "slug", "created_at", "updated_at", "image_url", "image_versions")
+_PLAIN = (
+    "name",
+    "sortable_name",
+    "gender",
+    "biography",
+    "birthday",
+    "deathday",
+    "hometown",
+    "location",
+    "nationality",
+    "target_supply",
+)
+_head, _plain = by_position(Artist, *_HEAD), by_position(Artist, *_PLAIN)
 
 
 def artist(a: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render an artist (a row of the artists' columns) with every documented field and link."""
-    root, i = urls.root, a.id
-    links = image_links(a.image_url, a.image_versions, ("four_thirds", "square"))
+    root = urls.root
+    i, slug, created, updated, image_url, versions = _head(a)
+    links = image_links(image_url, versions, ("four_thirds", "square"))
     links["self"] = {"href": f"{root}/artists/{i}"}
     # Our own artist page unless WEB_URL names another website.
-    links["permalink"] = {"href": f"{web_url or urls.base}/artist/{a.slug}"}
+    links["permalink"] = {"href": f"{web_url or urls.base}/artist/{slug}"}
     links["artworks"] = {"href": f"{root}/artworks?artist_id={i}"}
     links["published_artworks"] = {"href": f"{root}/artworks?artist_id={i}&published=true"}
     links["similar_artists"] = {"href": f"{root}/artists?similar_to_artist_id={i}"}
@@ -22,21 +40,8 @@ def artist(a: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
         "href": f"{root}/artists?similar_to_artist_id={i}&similarity_type=contemporary"
     }
     links["genes"] = {"href": f"{root}/genes?artist_id={i}"}
-    return {
-        "id": i,
-        "slug": a.slug,
-        "created_at": ts(a.created_at),
-        "updated_at": ts(a.updated_at),
-        "name": a.name,
-        "sortable_name": a.sortable_name,
-        "gender": a.gender,
-        "biography": a.biography,
-        "birthday": a.birthday,
-        "deathday": a.deathday,
-        "hometown": a.hometown,
-        "location": a.location,
-        "nationality": a.nationality,
-        "target_supply": a.target_supply,
-        "image_versions": list(a.image_versions or []),
-        "_links": links,
-    }
+    doc = {"id": i, "slug": slug, "created_at": ts(created), "updated_at": ts(updated)}
+    doc.update(zip(_PLAIN, _plain(a), strict=True))
+    doc["image_versions"] = list(versions or [])
+    doc["_links"] = links
+    return doc
