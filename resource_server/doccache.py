@@ -28,6 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 from common.catalog_version import CATALOG_TYPES
 
@@ -103,5 +104,21 @@ class DocumentCache:
             self._bytes += len(data) - len(self._docs.get(filed, b""))
             self._docs[filed] = data
 
+    def lookup(self, context: Any, key: Hashable) -> bytes | None:
+        """Return the document filed under ``key`` at the versions the request gate put in a
+        request's ``context``, if any."""
+        version, types = _versions(context)
+        return self.get(version, key, types)
+
+    def keep(self, context: Any, key: Hashable, data: bytes) -> None:
+        """File a document under the versions of a request's ``context`` (see ``lookup``)."""
+        version, types = _versions(context)
+        self.put(version, key, data, types)
+
     def __len__(self) -> int:
         return len(self._docs)
+
+
+def _versions(context: Any) -> tuple[bytes | None, Sequence[bytes | None]]:
+    """Return the versions the request gate read (none for a request it did not gate)."""
+    return getattr(context, "catalog_version", None), getattr(context, "catalog_versions", ())

@@ -175,11 +175,9 @@ class CatalogList(Responder, ABC):
         page = self.page_params(req)
         path, plural = self.route.path, self.route.rel
         cache = self.cache if self.cache is not None and self.cacheable(call, page) else None
-        version = getattr(req.context, "catalog_version", None)
-        types = getattr(req.context, "catalog_versions", ())
         key = (call.urls.base, req.query_string)
         if cache is not None:
-            cached = cache.get(version, key, types)
+            cached = cache.lookup(req.context, key)
             if cached is not None:
                 resp.data = cached
                 return
@@ -215,7 +213,7 @@ class CatalogList(Responder, ABC):
             )
         resp.data = data = orjson.dumps(document)
         if cache is not None:
-            cache.put(version, key, data, types)
+            cache.keep(req.context, key, data)
 
 
 class CatalogItem(Responder, ABC):
@@ -237,10 +235,8 @@ class CatalogItem(Responder, ABC):
     def on_get(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Show the row."""
         call = self.call(req)
-        version = getattr(req.context, "catalog_version", None)
-        types = getattr(req.context, "catalog_versions", ())
         if self.cache is not None:
-            cached = self.cache.get(version, (call.urls.base, id), types)
+            cached = self.cache.lookup(req.context, (call.urls.base, id))
             if cached is not None:
                 resp.data = cached
                 return
@@ -256,4 +252,4 @@ class CatalogItem(Responder, ABC):
             call.related = self.related(session, [found], call)
         resp.data = data = orjson.dumps(self.render(found, call))
         if self.cache is not None:
-            self.cache.put(version, (call.urls.base, id), data, types)
+            self.cache.keep(req.context, (call.urls.base, id), data)

@@ -135,10 +135,8 @@ class Search(Resource):
         """Answer one page of results, or 302 to the corrected query when nothing matches."""
         request, echo = parse_request(req.params)
         urls = self.urls(req)
-        version = getattr(req.context, "catalog_version", None)
-        types = getattr(req.context, "catalog_versions", ())
         key = page_key(urls.base, request, echo)
-        cached = self.cache.get(version, key, types)
+        cached = self.cache.lookup(req.context, key)
         if cached is not None:
             resp.data = cached
             return
@@ -148,7 +146,7 @@ class Search(Resource):
             redirect(resp, urls.api("/search", {**echo, "q": page.correction}))
             return
         data = orjson.dumps(self.render(request, echo, page, urls))
-        self.cache.put(version, key, data, types)
+        self.cache.keep(req.context, key, data)
         resp.data = data
 
     def render(
