@@ -8,13 +8,14 @@ mostly measures the neighbours):
 - the catalog's ``/healthz``: every middleware, no token;
 - ``/api/search?q=`` with an XAPP token: the request gate too (the token read, the rate-limit
   hit and the catalog version in one Redis round trip), then a 400 before any database read;
-- a cached artwork (``/api/artworks/{id}``);
-- a search page (``/api/search?q=...``, ``--search`` sets the query) read each time (the page
-  cache off) and answered from the page cache.
+- an artwork (``/api/artworks/{id}``), a page of twenty artworks and a search page
+  (``/api/search?q=...``, ``--search`` sets the query), each read each time (the document
+  caches off) and answered from the cache.
 
-``--profile`` adds a cProfile of the gated request: where its time goes, by own time.
+``--profile`` adds a cProfile of the gated request, ``--profile CASE`` of the case whose label
+starts so: where its time goes, by own time.
 
-    DATABASE_URL=... REDIS_URL=... python bench/fixed_cost.py --profile
+    DATABASE_URL=... REDIS_URL=... python bench/fixed_cost.py --profile "artwork, read"
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import sys
 import time
@@ -89,7 +91,13 @@ def main() -> None:
     """Print the fixed cost of each path, and optionally a profile of the gated one."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("-n", type=int, default=2000, help="requests per run")
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--profile",
+        nargs="?",
+        const="token + 400",
+        metavar="CASE",
+        help="profile a case (the start of its label; default: the gated 400)",
+    )
     parser.add_argument("--search", default="turner", help="the query of the search cases")
     args = parser.parse_args()
     settings = ResourceSettings.from_env(rate_limit="1000000/second", access_log=True)
@@ -111,10 +119,13 @@ def main() -> None:
         ("catalog /healthz (middleware)", catalog, "/healthz", {}),
         ("token + 400 (middleware and gate)", catalog, "/api/search?q=", token),
     ]
+    uncached = create_app(replace(settings, document_cache_size=0), stores)
     if artwork is not None:
         paths.append(("cached artwork", catalog, f"/api/artworks/{artwork}", token))
+        paths.append(("artwork, read each time", uncached, f"/api/artworks/{artwork}", token))
+    paths.append(("artworks size=20, read each time", uncached, "/api/artworks?size=20", token))
+    paths.append(("artworks size=20, cached page", catalog, "/api/artworks?size=20", token))
     search = f"/api/search?q={quote(args.search)}"
-    uncached = create_app(replace(settings, document_cache_size=0), stores)
     paths.append(("search, read each time", uncached, search, token))
     paths.append(("search, cached page", catalog, search, token))
     try:
@@ -122,13 +133,16 @@ def main() -> None:
             cost = cpu_us(app, path, headers, args.n)
             print(f"{label:<36} {call(app, path, headers):<16} {cost:7.1f} us")
         if args.profile:
+            _, app, path, headers = next(p for p in paths if p[0].startswith(args.profile))
             profile = cProfile.Profile(time.process_time)  # CPU: the neighbours left out
             profile.enable()
             for _ in range(args.n):
-                call(catalog, "/api/search?q=", token)
+                call(app, path, headers)
             profile.disable()
             out = io.StringIO()
-            pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(25)
+            pstats.Stats(profile, stream=out).sort_stats(
+                os.environ.get("SORT", "tottime")
+            ).print_stats(int(os.environ.get("TOP", "25")))
             print(out.getvalue())
     finally:
         with stores.sessions() as session, session.begin():
