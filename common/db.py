@@ -6,11 +6,12 @@ import contextlib
 import logging
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Engine, ExceptionContext, create_engine, event
+from sqlalchemy import Connection, Engine, ExceptionContext, create_engine, event
 from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
@@ -113,9 +114,15 @@ def ping_when_idle(engine: Engine) -> Engine:
     @event.listens_for(engine, "handle_error")
     def _failed(context: ExceptionContext) -> None:
         if context.is_disconnect:
-            _last_disconnect[0] = time.monotonic()
+            note_disconnect()
 
     return engine
+
+
+def note_disconnect() -> None:
+    """Record that a connection of this process was found dead: every pooled connection
+    checked in before now is pinged on its next checkout (see ``ping_when_idle``)."""
+    _last_disconnect[0] = time.monotonic()
 
 
 def describe_failure(ex: BaseException) -> str:
@@ -153,9 +160,51 @@ def read_engine(engine: Engine) -> Engine:
     )
 
 
-def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    """Return a session factory bound to the engine."""
-    return sessionmaker(engine, expire_on_commit=False)
+def make_sessionmaker(engine: Engine, *, reads: bool = False) -> sessionmaker[Session]:
+    """Return a session factory bound to the engine (of ``ReadSession`` for ``reads``)."""
+    return sessionmaker(engine, expire_on_commit=False, class_=ReadSession if reads else Session)
+
+
+class ReadSession(Session):
+    """A Session for requests that only read.
+
+    The catalog reads with Core statements on the session's connection (``keyset.fetch``).
+    Through a plain Session, each request pays the ORM's transaction bookkeeping around that
+    connection (a SessionTransaction begun and closed, the identity map expunged): 20 us of
+    CPU, a tenth of an uncached artwork. Here ``connection()`` outside an ORM transaction is a
+    connection of the engine's pool, checked out on first use and returned at ``close``. An
+    ORM query (the user-data reads) still runs in the Session's own transaction, on its own
+    connection. Neither holds a transaction a read depends on: on PostgreSQL the read pool
+    runs each statement on its own (autocommit), and SQLite's reads open none.
+    """
+
+    _plain: Connection | None = None
+
+    def connection(
+        self,
+        bind_arguments: dict[str, Any] | None = None,
+        execution_options: Mapping[str, Any] | None = None,
+    ) -> Connection:
+        """Return the request's plain connection (the transaction's, inside one)."""
+        if bind_arguments or execution_options or self.in_transaction():
+            return super().connection(bind_arguments, execution_options)
+        plain = self._plain
+        if plain is None:
+            bind = self.get_bind()
+            if isinstance(bind, Connection):  # a Session on a caller's connection
+                return super().connection()
+            plain = self._plain = bind.connect()
+        return plain
+
+    def close(self) -> None:
+        """Return the plain connection, and close the ORM's side when it was used."""
+        plain, self._plain = self._plain, None
+        try:
+            if self.in_transaction() or len(self.identity_map):
+                super().close()
+        finally:
+            if plain is not None:
+                plain.close()
 
 
 def alembic_config(settings: Settings) -> Any:

@@ -43,7 +43,7 @@ class Stores:
         engine = engine or make_engine(settings)
         redis = redis or connect_redis(settings)
         sessions = make_sessionmaker(engine)
-        reads = make_sessionmaker(read_engine(engine))
+        reads = make_sessionmaker(read_engine(engine), reads=True)
         tokens = TokenStore(
             redis,
             sessions,

@@ -15,6 +15,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from common.api.errors import ParamError
 from common.api.paging import PageParams, encode_cursor
+from common.api.prepared import Prepared
 
 
 @dataclass
@@ -36,13 +37,18 @@ def plain_rows(stmt: Select[Any]) -> bool:
     return bool(stmt.get_execution_options().get(PLAIN_ROWS))
 
 
-def fetch(session: Session, stmt: Select[Any], params: Mapping[str, Any] | None = None) -> Any:
+def fetch(
+    session: Session, stmt: Select[Any] | Prepared, params: Mapping[str, Any] | None = None
+) -> Any:
     """Return the results of ``stmt``: plain rows for a select of rows, else the ORM objects.
 
     The catalog's read path selects columns (``queries.rows``) and runs them on the session's
     connection: Core execution, with no ORM compile state, object construction or identity
-    map on the way (the user-data queries still select entities, through the session).
+    map on the way (the user-data queries still select entities, through the session). A
+    statement built once is ``Prepared``: compiled once and run on the driver's cursor.
     """
+    if isinstance(stmt, Prepared):
+        return stmt.rows(session.connection(), params)
     if plain_rows(stmt):
         return session.connection().execute(stmt, params).all()
     return session.scalars(stmt, params).all()
@@ -55,7 +61,7 @@ def first(session: Session, stmt: Select[Any]) -> Any:
 
 
 MAX_SHAPES = 512  # page statements kept built; past this many they are built afresh
-_built: dict[Hashable, tuple[Select[Any], Select[Any] | None]] = {}
+_built: dict[Hashable, tuple[Select[Any] | Prepared, Select[Any] | Prepared | None]] = {}
 
 
 def paginate(
@@ -78,6 +84,8 @@ def paginate(
     """
     cursor = cursor_values(keys, params.cursor) if params.cursor is not None else None
     bound: dict[str, Any] = {**(values or {}), "page_limit": params.size + 1}
+    page_stmt: Select[Any] | Prepared
+    count_stmt: Select[Any] | Prepared | None
     if shape is None:
         page_stmt, count_stmt = _page_statements(
             stmt, keys, descending, cursor, params.offset, count=params.total_count
@@ -92,7 +100,12 @@ def paginate(
             if cursor is not None:
                 markers = [bindparam(f"after_{i}") for i in range(len(keys))]
             offset: Any = bindparam("page_offset") if params.offset else 0
-            built = _built[key] = _page_statements(stmt, keys, descending, markers, offset)
+            page, counted = _page_statements(stmt, keys, descending, markers, offset)
+            if plain_rows(stmt):  # kept and run as they are: compiled once (``Prepared``)
+                built = (Prepared(page), Prepared(counted) if counted is not None else None)
+            else:
+                built = (page, counted)
+            _built[key] = built
         page_stmt, count_stmt = built
         bound.update({f"after_{i}": value for i, value in enumerate(cursor or ())})
         if params.offset:
@@ -105,7 +118,9 @@ def paginate(
         next_cursor = encode_cursor([_plain(getattr(last, k.key)) for k in keys])
     total = None
     if params.total_count and count_stmt is not None:
-        if plain_rows(stmt):
+        if isinstance(count_stmt, Prepared):
+            total = count_stmt.scalar(session.connection(), bound)
+        elif plain_rows(stmt):
             total = session.connection().execute(count_stmt, bound).scalar()
         else:
             total = session.scalar(count_stmt, bound)

@@ -39,6 +39,19 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         return value.replace(tzinfo=UTC)
 
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        """Read SQLite's text with one C call a value (``fromisoformat`` parses the format
+        SQLAlchemy writes, ``2024-01-31 12:00:00.000000``), where the DateTime type's own
+        parser and this decorator's chain cost five times as much on a catalog page."""
+        if dialect.name != "sqlite":
+            return super().result_processor(dialect, coltype)
+        parse = datetime.fromisoformat
+
+        def process(value: str | None) -> datetime | None:
+            return None if value is None else parse(value).replace(tzinfo=UTC)
+
+        return process
+
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
 

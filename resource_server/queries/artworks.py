@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from common.api.keyset import PLAIN_ROWS, PageResult, fetch, sample_one
 from common.api.paging import PageParams
+from common.api.prepared import Prepared
 from common.ids import is_id
 from common.models import Artwork, ArtworkArtist, ArtworkGene, Edition, ShowArtwork
 from common.visibility import visible_artwork
@@ -25,12 +26,12 @@ VISIBLE = select_rows(Artwork).where(visible_artwork())
 
 
 @lru_cache(maxsize=16)
-def editions_of(slots: int) -> Select[Any]:
+def editions_of(slots: int) -> Prepared:
     """Return the select of the editions of up to ``slots`` artworks, one bound parameter
     each: built and compiled once per number of slots, where an expanding IN would be
     rendered anew on every execution (a third of the query's own cost)."""
     ids: list[BindParameter[Any]] = [bindparam(f"a{n}") for n in range(slots)]
-    return (
+    return Prepared(
         select_rows(Edition)
         .where(Edition.artwork_id.in_(ids))
         .order_by(Edition.artwork_id, Edition.id)
@@ -107,13 +108,13 @@ EditionRow = namedtuple("EditionRow", _EDITION_NAMES)  # type: ignore[misc]
 
 
 @lru_cache(maxsize=2)
-def _with_editions(by_slug: bool) -> Select[Any]:
+def _with_editions(by_slug: bool) -> Prepared:
     """Return the select of one visible artwork (by id, or by slug) joined to its editions:
     a row per edition (one with NULL editions when it has none), built once."""
     column = Artwork.slug if by_slug else Artwork.id
     one = VISIBLE.where(column == bindparam("key")).limit(1).subquery("artwork")
     labelled = [c.label(f"edition_{c.key}") for c in columns(Edition)]
-    return (
+    return Prepared(
         select(*one.c, *labelled)
         .select_from(one.outerjoin(Edition, Edition.artwork_id == one.c.id))
         .order_by(Edition.id)

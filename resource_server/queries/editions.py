@@ -8,6 +8,7 @@ from sqlalchemy import Row, Select, bindparam
 from sqlalchemy.orm import Session
 
 from common.api.keyset import fetch
+from common.api.prepared import Prepared
 from common.ids import is_id
 from common.models import Edition
 from common.visibility import visible_artwork_ids
@@ -33,7 +34,7 @@ def find_edition(session: Session, edition_id: str, artwork_id: str) -> Row[Any]
     return found[0] if found else None
 
 
-ONE_EDITION = (
+ONE_EDITION = Prepared(
     filtered({"artwork_id": bindparam("artwork_id")})
     .where(Edition.id == bindparam("edition_id"))
     .limit(1)

@@ -8,6 +8,7 @@ from sqlalchemy import Select, bindparam
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from common.api.keyset import fetch
+from common.api.prepared import Prepared
 from common.ids import is_id
 from resource_server.queries.rows import select_rows
 
@@ -17,7 +18,7 @@ MAX_STATEMENTS = 256  # lookup statements kept built; past this many they are bu
 # (model, column, base) -> (base, the statement): each built once with a bound parameter, so
 # a lookup costs no statement construction and no cache-key computation. The base is kept
 # with its statement: its id then names it alone.
-_built: dict[tuple[Any, str, int], tuple[Select[Any] | None, Select[Any]]] = {}
+_built: dict[tuple[Any, str, int], tuple[Select[Any] | None, Prepared]] = {}
 
 
 def plausible_slug(value: str) -> bool:
@@ -27,7 +28,7 @@ def plausible_slug(value: str) -> bool:
 
 def lookup_statement(
     model: Any, column: InstrumentedAttribute[Any], base: Select[Any] | None = None
-) -> Select[Any]:
+) -> Prepared:
     """Return the select of the first row of ``base`` (every column of ``model``) whose
     ``column`` equals the bound parameter ``key``, built once per base (a module constant)."""
     key = (model, column.key, id(base))
@@ -36,7 +37,7 @@ def lookup_statement(
         stmt = base if base is not None else select_rows(model)
         if len(_built) >= MAX_STATEMENTS:
             _built.clear()
-        built = _built[key] = (base, stmt.where(column == bindparam("key")).limit(1))
+        built = _built[key] = (base, Prepared(stmt.where(column == bindparam("key")).limit(1)))
     return built[1]
 
 

@@ -13,13 +13,16 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 from sqlalchemy.exc import OperationalError
 
 from artcat.loaders.demo import DemoCredentials, demo_credentials, load_demo
 from common import db
+from common.api.prepared import Prepared
 from common.db import make_engine, read_engine, upgrade
+from common.models import Artwork
 from common.settings import Settings
+from resource_server.queries.rows import select_rows
 from tests.functional.load_support import (
     Call,
     Load,
@@ -181,3 +184,31 @@ def test_a_connection_left_idle_through_a_restart_is_pinged_and_replaced(
             assert conn.execute(text("SELECT 1")).scalar() == 1
     finally:
         engine.dispose()
+
+
+def test_a_prepared_read_on_a_dead_connection_fails_as_sqlalchemy_fails_and_recovers(
+    cluster: PgCluster, demo: tuple[Settings, DemoCredentials], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The catalog's kept statements run on the driver's cursor (``common.api.prepared``): a
+    dead connection there is SQLAlchemy's OperationalError (a 503), invalidated, and the rest
+    of the process's pools ping theirs, as for any other statement."""
+    settings, _ = demo
+    monkeypatch.setattr(db, "IDLE_PING_AFTER", 3600.0)  # only the disconnect makes it ping
+    writes = make_engine(settings)
+    reads = read_engine(writes)
+    count = Prepared(select(func.count()).select_from(select_rows(Artwork).subquery()))
+    try:
+        for engine in (writes, reads):
+            with engine.connect() as conn:
+                assert count.scalar(conn) > 0
+        cluster.restart()
+        with pytest.raises(OperationalError) as failed, reads.connect() as conn:
+            count.scalar(conn)
+        assert failed.value.connection_invalidated
+        assert db.describe_failure(failed.value).startswith("OperationalError (")
+        for engine in (writes, reads):  # pinged, replaced, and serving
+            with engine.connect() as conn:
+                assert count.scalar(conn) > 0
+    finally:
+        writes.dispose()
+        reads.dispose()

@@ -1,0 +1,162 @@
+"""Prepared selects and read sessions, on an in-memory SQLite database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, bindparam, create_engine, event, select
+from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.pool import StaticPool
+
+from common.api.prepared import Prepared
+from common.db import ReadSession, make_sessionmaker
+from common.models.base import JSONType, UTCDateTime
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {datetime: UTCDateTime()}
+
+
+class Thing(Base):
+    __tablename__ = "things"
+
+    id: Mapped[str] = mapped_column(primary_key=True)
+    name: Mapped[str | None]
+    size: Mapped[int]
+    shown: Mapped[bool]
+    made_at: Mapped[datetime | None]
+    extra: Mapped[Any] = mapped_column(JSONType, nullable=True)
+
+
+COLUMNS = (Thing.id, Thing.name, Thing.size, Thing.shown, Thing.made_at, Thing.extra)
+ONE = select(*COLUMNS).where(Thing.id == bindparam("key")).limit(1)
+SINCE = select(*COLUMNS).where(Thing.made_at >= bindparam("since")).order_by(Thing.id)
+ALL = select(*COLUMNS).order_by(Thing.id)
+
+
+@pytest.fixture
+def engine() -> Iterator[Engine]:
+    engine = create_engine("sqlite://", poolclass=StaticPool)
+    Base.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            Thing.__table__.insert(),
+            [
+                {
+                    "id": "a",
+                    "name": "Arch",
+                    "size": 3,
+                    "shown": True,
+                    "made_at": datetime(2024, 1, 31, 12, 0, 1, 5, tzinfo=UTC),
+                    "extra": {"in": [1, 2]},
+                },
+                {
+                    "id": "b",
+                    "name": None,
+                    "size": 0,
+                    "shown": False,
+                    "made_at": None,
+                    "extra": None,
+                },
+                {
+                    "id": "c",
+                    "name": "Cube",
+                    "size": 7,
+                    "shown": True,
+                    "made_at": datetime(1999, 12, 31, 23, 59, 59, tzinfo=UTC),
+                    "extra": [],
+                },
+            ],
+        )
+    yield engine
+    engine.dispose()
+
+
+def test_rows_are_those_of_connection_execute(engine: Engine) -> None:
+    with engine.connect() as conn:
+        for stmt, values in ((ALL, {}), (ONE, {"key": "a"}), (ONE, {"key": "b"})):
+            expected = conn.execute(stmt, values).all()
+            got = Prepared(stmt).rows(conn, values)
+            assert [tuple(r) for r in got] == [tuple(r) for r in expected]
+            assert [type(v) for r in got for v in r] == [type(v) for r in expected for v in r]
+    row = got[0]
+    assert (row.id, row.name, row.shown, row.made_at, row.extra) == ("b", None, False, None, None)
+    assert row[2] == 0
+
+
+def test_values_take_their_types_conversions(engine: Engine) -> None:
+    """An aware datetime is bound as the column stores it, as ``execute`` would bind it."""
+    since = datetime(2000, 1, 1, tzinfo=UTC)
+    prepared = Prepared(SINCE)
+    with engine.connect() as conn:
+        assert [r.id for r in prepared.rows(conn, {"since": since})] == ["a"]
+        first = prepared.rows(conn, {"since": datetime(1990, 1, 1, tzinfo=UTC)})
+        assert [r.id for r in first] == ["a", "c"]
+        assert first[0].made_at == datetime(2024, 1, 31, 12, 0, 1, 5, tzinfo=UTC)
+        assert first[1].extra == []
+
+
+def test_a_select_it_cannot_run_as_compiled_runs_as_usual(engine: Engine) -> None:
+    expanding = select(*COLUMNS).where(Thing.id.in_(bindparam("ids", expanding=True)))
+    prepared = Prepared(expanding.order_by(Thing.id))
+    with engine.connect() as conn:
+        assert [r.id for r in prepared.rows(conn, {"ids": ["c", "a"]})] == ["a", "c"]
+        assert [r.id for r in prepared.rows(conn, {"ids": ["b"]})] == ["b"]
+    assert list(prepared._forms.values()) == [None]
+
+
+def test_scalar_and_missing_values(engine: Engine) -> None:
+    with engine.connect() as conn:
+        assert Prepared(select(Thing.size).where(Thing.id == "c")).scalar(conn) == 7
+        assert Prepared(ONE).scalar(conn, {"key": "nothing"}) is None
+        with pytest.raises(ArgumentError, match="key"):
+            Prepared(ONE).rows(conn, {})
+
+
+def test_a_driver_error_is_sqlalchemys_and_hides_the_values(engine: Engine) -> None:
+    with engine.connect() as conn:
+        prepared = Prepared(ONE)
+        assert prepared.rows(conn, {"key": "a"})
+        conn.exec_driver_sql("DROP TABLE things")
+        with pytest.raises(OperationalError) as failed:
+            prepared.rows(conn, {"key": "secret-value"})
+    assert "no such table" in str(failed.value)
+    assert "secret-value" not in str(failed.value)
+    assert not failed.value.connection_invalidated
+
+
+def test_statement_listeners_see_every_run(engine: Engine) -> None:
+    seen: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        seen.append((statement, parameters))
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        with engine.connect() as conn:
+            Prepared(ONE).rows(conn, {"key": "a"})
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+    assert len(seen) == 1
+    assert seen[0][0].startswith("SELECT things.id") and "a" in seen[0][1]
+
+
+def test_a_read_session_lends_a_plain_connection_and_returns_it(engine: Engine) -> None:
+    reads = make_sessionmaker(engine, reads=True)
+    with reads() as session:
+        assert isinstance(session, ReadSession)
+        conn = session.connection()
+        assert session.connection() is conn and not session.in_transaction()
+        assert Prepared(ONE).rows(conn, {"key": "c"})[0].name == "Cube"
+        # An ORM query runs in the Session's own transaction, beside the plain connection.
+        assert session.get(Thing, "a") is not None and session.in_transaction()
+        assert session.connection() is not conn
+    assert conn.closed and not session.in_transaction()
+    with reads() as session:
+        assert session.scalars(select(Thing.id)).all() == ["a", "b", "c"]
+        assert session.connection() is not None  # the transaction's
+    assert not session.in_transaction()
