@@ -27,6 +27,7 @@ from resource_server.ratelimit import (
     RateLimiter,
     handle_rate_limited,
 )
+from resource_server.representations.values import document_bytes
 from resource_server.resources import (
     artists,
     artworks,
@@ -54,7 +55,7 @@ CORS_HEADERS = ("X-Xapp-Token", "X-Access-Token", "X-Auth-Token", "Authorization
 
 
 def _dumps(obj: Any) -> str:
-    return orjson.dumps(obj).decode()
+    return document_bytes(obj).decode()
 
 
 class RouteLabel:

@@ -6,7 +6,7 @@ from typing import Any
 
 from common.hal import Urls, image_links
 from common.models import Artist
-from resource_server.representations.values import by_position, ts
+from resource_server.representations.values import by_position, stamp
 
 # The artist columns, in the document's order (read by position: ``by_position``).
 _HEAD = ("id", "slug", "created_at", "updated_at", "image_url", "image_versions")
@@ -40,7 +40,7 @@ def artist(a: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
         "href": f"{root}/artists?similar_to_artist_id={i}&similarity_type=contemporary"
     }
     links["genes"] = {"href": f"{root}/genes?artist_id={i}"}
-    doc = {"id": i, "slug": slug, "created_at": ts(created), "updated_at": ts(updated)}
+    doc = {"id": i, "slug": slug, "created_at": stamp(created), "updated_at": stamp(updated)}
     doc.update(zip(_PLAIN, _plain(a), strict=True))
     doc["image_versions"] = list(versions or [])
     doc["_links"] = links

@@ -8,7 +8,7 @@ from typing import Any
 from common.hal import Urls, image_links
 from common.models import Artwork
 from resource_server.representations.editions import dimensions, edition
-from resource_server.representations.values import by_position, ts
+from resource_server.representations.values import by_position, stamp
 
 # The artwork columns copied as they are, in the document's order (read by position).
 _HEAD = ("id", "slug", "created_at", "updated_at", "image_url", "image_versions", "partner_id")
@@ -55,7 +55,7 @@ def artwork(a: Any, editions: Sequence[Any], urls: Urls, web_url: str = "") -> d
     links["sale_artworks"] = {"href": f"{root}/sale_artworks?artwork_id={i}"}
     # Users with the artwork in a public collection (a user-token route).
     links["collection_users"] = {"href": f"{root}/users?collected_artwork_id={i}"}
-    doc = {"id": i, "slug": slug, "created_at": ts(created), "updated_at": ts(updated)}
+    doc = {"id": i, "slug": slug, "created_at": stamp(created), "updated_at": stamp(updated)}
     doc.update(zip(_FIRST, _first(a), strict=True))
     doc["dimensions"] = dimensions(_dimensions(a))
     doc.update(zip(_THEN, _then(a), strict=True))

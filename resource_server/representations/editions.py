@@ -6,7 +6,7 @@ from typing import Any
 
 from common.dimensions import unknown
 from common.hal import Urls
-from resource_server.representations.values import ts
+from resource_server.representations.values import stamp
 
 # Shared by every document without dimensions: serialised, never changed.
 UNKNOWN = unknown()
@@ -22,8 +22,8 @@ def edition(e: Any, urls: Urls) -> dict[str, Any]:
     root = urls.root
     return {
         "id": e.id,
-        "created_at": ts(e.created_at),
-        "updated_at": ts(e.updated_at),
+        "created_at": stamp(e.created_at),
+        "updated_at": stamp(e.updated_at),
         "dimensions": dimensions(e.dimensions),
         "editions": e.editions,
         "size": e.size,

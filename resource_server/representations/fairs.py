@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from common.hal import Urls, image_links, link
-from resource_server.representations.values import ts
+from resource_server.representations.values import stamp
 from resource_server.schedule import status_of
 
 
@@ -19,14 +19,14 @@ def fair(f: Any, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]
     links["shows"] = {"href": f"{urls.root}/shows?fair_id={f.id}"}
     return {
         "id": f.id,
-        "created_at": ts(f.created_at),
-        "updated_at": ts(f.updated_at),
+        "created_at": stamp(f.created_at),
+        "updated_at": stamp(f.updated_at),
         "name": f.name,
         "about": f.about,
         "tagline": f.tagline,
         "city": f.city,
-        "start_at": ts(f.start_at),
-        "end_at": ts(f.end_at),
+        "start_at": stamp(f.start_at),
+        "end_at": stamp(f.end_at),
         "status": status_of(f.start_at, f.end_at, now),
         "image_versions": list(f.image_versions or []),
         "_links": links,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Urls, image_links, link
-from resource_server.representations.values import ts
+from resource_server.representations.values import stamp
 
 
 def gene(g: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
@@ -21,8 +21,8 @@ def gene(g: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     )
     return {
         "id": g.id,
-        "created_at": ts(g.created_at),
-        "updated_at": ts(g.updated_at),
+        "created_at": stamp(g.created_at),
+        "updated_at": stamp(g.updated_at),
         "name": g.name,
         "display_name": g.display_name,
         "description": g.description,

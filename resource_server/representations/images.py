@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Urls, image_links
-from resource_server.representations.values import ts
+from resource_server.representations.values import stamp
 
 
 def image(i: Any, urls: Urls) -> dict[str, Any]:
@@ -14,8 +14,8 @@ def image(i: Any, urls: Urls) -> dict[str, Any]:
     links["self"] = {"href": f"{urls.root}/images/{i.id}"}
     return {
         "id": i.id,
-        "created_at": ts(i.created_at),
-        "updated_at": ts(i.updated_at),
+        "created_at": stamp(i.created_at),
+        "updated_at": stamp(i.updated_at),
         "position": i.position,
         "default": i.default,
         "aspect_ratio": i.aspect_ratio,

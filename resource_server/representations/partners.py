@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Link, Urls, link
-from resource_server.representations.values import ts
+from resource_server.representations.values import stamp
 
 
 def partner(p: Any, handle: str | None, urls: Urls, web_url: str = "") -> dict[str, Any]:
@@ -30,8 +30,8 @@ def partner(p: Any, handle: str | None, urls: Urls, web_url: str = "") -> dict[s
     return {
         "id": p.id,
         "slug": p.slug,
-        "created_at": ts(p.created_at),
-        "updated_at": ts(p.updated_at),
+        "created_at": stamp(p.created_at),
+        "updated_at": stamp(p.updated_at),
         "type": p.type,
         "name": p.name,
         "email": p.email,

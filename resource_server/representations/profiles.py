@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Urls, image_links, link
-from resource_server.representations.values import ts
+from resource_server.representations.values import stamp
 
 # The item route of a profile's owner, by owner type. Users' profiles get no ``owner`` link until
 # the users route is served: a link is rendered only when its route answers.
@@ -27,8 +27,8 @@ def profile(p: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
         links["owner"] = {"href": f"{urls.root}{owner_route}/{p.owner_id}"}
     return {
         "id": p.id,
-        "created_at": ts(p.created_at),
-        "updated_at": ts(p.updated_at),
+        "created_at": stamp(p.created_at),
+        "updated_at": stamp(p.updated_at),
         "handle": p.handle,
         "location": p.location,
         "description": p.description,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Link, Urls
-from resource_server.representations.values import ts
+from resource_server.representations.values import stamp
 
 
 def sale_artwork(lot: Any, urls: Urls) -> dict[str, Any]:
@@ -17,8 +17,8 @@ def sale_artwork(lot: Any, urls: Urls) -> dict[str, Any]:
     }
     return {
         "id": lot.id,
-        "created_at": ts(lot.created_at),
-        "updated_at": ts(lot.updated_at),
+        "created_at": stamp(lot.created_at),
+        "updated_at": stamp(lot.updated_at),
         "position": lot.position,
         "lot_number": lot.lot_number,
         "currency": lot.currency,

@@ -6,7 +6,7 @@ from typing import Any
 
 from common.hal import Urls, image_links, link, query_template, templated
 from common.ids import format_ts_ms
-from resource_server.representations.values import ts
+from resource_server.representations.values import stamp
 
 
 def sale(s: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
@@ -40,8 +40,8 @@ def sale(s: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
         "bidding_engine_enabled": s.bidding_engine_enabled,
         "sync_to_causality": s.sync_to_causality,
         "collect_payments": s.collect_payments,
-        "created_at": ts(s.created_at),
-        "updated_at": ts(s.updated_at),
+        "created_at": stamp(s.created_at),
+        "updated_at": stamp(s.updated_at),
         "image_versions": list(s.image_versions or []),
         "_links": links,
     }

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from common.hal import Urls, image_links, link
-from resource_server.representations.values import ts
+from resource_server.representations.values import stamp
 from resource_server.schedule import status_of
 
 
@@ -25,14 +25,14 @@ def show(s: Any, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]
         links["fair"] = {"href": f"{urls.root}/fairs/{s.fair_id}"}
     return {
         "id": s.id,
-        "created_at": ts(s.created_at),
-        "updated_at": ts(s.updated_at),
+        "created_at": stamp(s.created_at),
+        "updated_at": stamp(s.updated_at),
         "name": s.name,
         "sortable_name": s.sortable_name,
         "description": s.description,
         "press_release": s.press_release,
-        "start_at": ts(s.start_at),
-        "end_at": ts(s.end_at),
+        "start_at": stamp(s.start_at),
+        "end_at": stamp(s.end_at),
         "status": status_of(s.start_at, s.end_at, now),
         "is_reference": s.is_reference,
         "is_solo_show": s.is_solo_show,

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any
 
+import orjson
+
 from common.ids import format_ts
 from resource_server.queries.rows import select_rows
 
@@ -23,6 +25,24 @@ def ts(value: datetime | None) -> str | None:
     if aware.year < 1000:
         return format_ts(aware)
     return aware.isoformat(timespec="seconds")
+
+
+# Every catalog document is written by ``document_bytes``: a datetime left in it (``stamp``) is
+# written by orjson, in C, as ``ts`` writes it in Python at ten times the cost.
+DOCUMENT_OPTIONS = orjson.OPT_NAIVE_UTC | orjson.OPT_OMIT_MICROSECONDS
+
+
+def document_bytes(document: Any) -> bytes:
+    """Return a document's JSON (its timestamps as ``ts`` formats them)."""
+    return orjson.dumps(document, option=DOCUMENT_OPTIONS)
+
+
+def stamp(value: datetime | None) -> datetime | str | None:
+    """Return a timestamp for a document written by ``document_bytes``: an aware UTC one as
+    it is (orjson writes ``...T12:00:00+00:00``), any other formatted by ``ts``."""
+    if value is None or (value.tzinfo is UTC and value.year >= 1000):
+        return value
+    return ts(value)
 
 
 def by_position(model: Any, *names: str) -> Callable[[Any], Any]:

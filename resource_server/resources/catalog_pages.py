@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 import falcon
-import orjson
 from sqlalchemy.orm import Session
 
 from common.api.errors import NotFound, ParamError
@@ -26,6 +25,7 @@ from common.ids import utcnow
 from resource_server.doccache import DocumentCache
 from resource_server.params import parse_filters
 from resource_server.queries.listing import Listing
+from resource_server.representations.values import document_bytes
 from resource_server.resources.base import Resource, redirect
 from resource_server.resources.listing import caller_of
 from resource_server.routes import CollectionRoute, PlainRoute
@@ -211,7 +211,7 @@ class CatalogList(Responder, ABC):
                 result=result,
                 items=items,
             )
-        resp.data = data = orjson.dumps(document)
+        resp.data = data = document_bytes(document)
         if cache is not None:
             cache.keep(req.context, key, data)
 
@@ -250,6 +250,6 @@ class CatalogItem(Responder, ABC):
                 redirect(resp, call.urls.api(f"{self.route.path}/{found.id}"))
                 return
             call.related = self.related(session, [found], call)
-        resp.data = data = orjson.dumps(self.render(found, call))
+        resp.data = data = document_bytes(self.render(found, call))
         if self.cache is not None:
             self.cache.keep(req.context, (call.urls.base, id), data)

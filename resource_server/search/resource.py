@@ -6,7 +6,6 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import falcon
-import orjson
 
 from common.api.errors import ParamError
 from common.api.params import parse_int, single
@@ -17,6 +16,7 @@ from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.doccache import PAGE_BYTES, DocumentCache
 from resource_server.params import Param
+from resource_server.representations.values import document_bytes
 from resource_server.resources.base import Resource, redirect
 from resource_server.routes import CollectionRoute
 from resource_server.search.service import (
@@ -145,7 +145,7 @@ class Search(Resource):
         if page.correction is not None:
             redirect(resp, urls.api("/search", {**echo, "q": page.correction}))
             return
-        data = orjson.dumps(self.render(request, echo, page, urls))
+        data = document_bytes(self.render(request, echo, page, urls))
         self.cache.keep(req.context, key, data)
         resp.data = data
 
