@@ -1,4 +1,4 @@
-"""Selects compiled once per database and run on the driver's cursor.
+"""Statements compiled once per database and run on the driver's cursor.
 
 A catalog read runs the same few statements all day, with different values. SQLAlchemy runs
 each execution through its whole machinery: the compiled-cache lookup, an execution context,
@@ -8,7 +8,8 @@ editions). A ``Prepared`` select keeps what that machinery computes anyway, once
 the SQL text, the order of its parameters, the bind processors of its parameters and the
 result processors of its columns; a run is then the driver's ``execute`` and ``fetchall``,
 each value converted as SQLAlchemy would convert it, and each row a named tuple read by
-position or by column name like a ``Row``.
+position or by column name like a ``Row``. A text statement (search's) has no column types:
+its rows are the driver's values, as SQLAlchemy returns them, named by the driver.
 
 What stays SQLAlchemy's: the connection (pool, checkout ping, transaction), the compiler, the
 types' own conversions, and failures: a driver error is raised as SQLAlchemy raises it
@@ -25,7 +26,7 @@ from collections import namedtuple
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Select
+from sqlalchemy import Connection, Select, TextClause
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.sql.compiler import SQLCompiler as Compiled
@@ -35,12 +36,16 @@ from common.db import note_disconnect
 Processor = Callable[[Any], Any]
 
 
+Statement = Select[Any] | TextClause
+
+
 class Prepared:
-    """A select of plain rows, built once, compiled once per dialect (see the module)."""
+    """A select of plain rows (or a text statement), built once, compiled once per dialect
+    (see the module)."""
 
     __slots__ = ("_forms", "statement")
 
-    def __init__(self, statement: Select[Any]) -> None:
+    def __init__(self, statement: Statement) -> None:
         self.statement = statement
         self._forms: dict[tuple[str, str], _Form | None] = {}
 
@@ -78,7 +83,7 @@ class _Form:
         "types",
     )
 
-    def __init__(self, statement: Select[Any], dialect: Dialect, compiled: Compiled) -> None:
+    def __init__(self, statement: Statement, dialect: Dialect, compiled: Compiled) -> None:
         self.statement = statement
         self.dialect = dialect
         self.sql: str = compiled.string
@@ -97,14 +102,16 @@ class _Form:
             for name, bind in binds.items()
             if not bind.required
         }
-        columns = list(statement.selected_columns)
-        self.types = [c.type for c in columns]
-        row = namedtuple("row", list(statement.selected_columns.keys()), rename=True)  # type: ignore[misc]
-        self.make_row: Callable[[Any], Any] = row._make
+        # A select's column types and names; a text statement's rows are named by the driver.
+        self.types: list[Any] | None = None
+        self.make_row: Callable[[Any], Any] | None = None
+        if isinstance(statement, Select):
+            self.types = [c.type for c in statement.selected_columns]
+            self.make_row = _row_type(list(statement.selected_columns.keys()))
         self.processors: list[tuple[int, Processor]] | None = None  # from the first run
 
     @classmethod
-    def compile(cls, statement: Select[Any], dialect: Dialect) -> _Form | None:
+    def compile(cls, statement: Statement, dialect: Dialect) -> _Form | None:
         """Return the select's form for ``dialect``, or None when it must run as usual."""
         compiled = statement.compile(dialect=dialect)
         if "POSTCOMPILE" in compiled.string or compiled.escaped_bind_names:
@@ -141,11 +148,14 @@ class _Form:
             processors = self.processors
             if processors is None:
                 processors = self.processors = self._processors(cursor.description)
+            make_row = self.make_row
+            if make_row is None:
+                names = [column[0] for column in cursor.description or ()]
+                make_row = self.make_row = _row_type(names)
         except self.dialect.loaded_dbapi.Error as error:
             raise self._failure(conn, dbapi_conn, cursor, error, args) from error
         finally:
             cursor.close()
-        make_row = self.make_row
         if not processors:
             return [make_row(r) for r in fetched]
         out = []
@@ -158,7 +168,9 @@ class _Form:
 
     def _processors(self, description: Any) -> list[tuple[int, Processor]]:
         """Return the result processors of the columns that have one (as the driver reports
-        each column's type, which some processors depend on)."""
+        each column's type, which some processors depend on); none for a text statement."""
+        if self.types is None:
+            return []
         if description is None or len(description) != len(self.types):
             raise ArgumentError("the driver's columns are not the select's")
         dialect = self.dialect
@@ -188,3 +200,11 @@ class _Form:
             connection_invalidated=lost,
             dialect=dialect,
         )
+
+
+def _row_type(names: list[str]) -> Callable[[Any], Any]:
+    """Return the maker of rows with these column names (a name that cannot be an attribute,
+    ``count(*)`` say, is read by position)."""
+    row: Any = namedtuple("row", names, rename=True)  # type: ignore[misc]
+    maker: Callable[[Any], Any] = row._make
+    return maker

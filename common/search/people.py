@@ -32,6 +32,7 @@ from typing import cast
 
 from sqlalchemy import Connection, Table, and_, bindparam, delete, select
 
+from common.api.prepared import Prepared
 from common.bulk import Row, chunks, upsert
 from common.search.models import TITLE_KEY_CHARS, SearchDocument, SearchName
 from common.search.text import ParsedQuery, fold
@@ -87,7 +88,7 @@ def query_key(query: ParsedQuery) -> str:
 # The artist documents a key names, built once (run with the key bound). No ORDER BY/LIMIT in
 # SQL: with them SQLite walks every artist document in id order instead of starting from the
 # key; the few named artists are sorted in Python.
-_NAMED = (
+_NAMED = Prepared(
     select(_DOCUMENTS.c.id)
     .select_from(NAMES)
     .join(
@@ -102,7 +103,7 @@ def find_people(conn: Connection, query: ParsedQuery) -> tuple[int, ...]:
     """Return the document ids of the artists the query names, most popular first."""
     if not query.words or (query.kinds and "artist" not in query.kinds):
         return ()
-    found = conn.execute(_NAMED, {"key": query_key(query)}).scalars()
+    found = [row[0] for row in _NAMED.rows(conn, {"key": query_key(query)})]
     return tuple(sorted(found)[:MAX_PEOPLE])
 
 

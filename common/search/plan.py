@@ -16,8 +16,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, Engine, Row, TextClause, bindparam, text
+from sqlalchemy import Connection, Engine, Row, bindparam, text
 
+from common.api.prepared import Prepared
 from common.search.models import TITLE_KEY_CHARS
 from common.search.text import ParsedQuery
 
@@ -49,17 +50,19 @@ def with_fields(ids: str) -> str:
 
 
 @lru_cache(maxsize=512)
-def statement(sql: str, kinds: bool = False, people: bool = False) -> TextClause:
-    """Return the text statement of ``sql``, built once: a query's statements differ only in
-    their bound values, and building one anew (parsing it for its parameters, computing its
-    cache key) costs more than running it. The ``kinds`` and ``people`` lists, when the SQL
-    has them, are expanding parameters bound at execution (``with_lists``)."""
+def statement(sql: str, kinds: bool = False, people: bool = False) -> Prepared:
+    """Return the text statement of ``sql``, built once and ``Prepared``: a query's
+    statements differ only in their bound values, and building one anew (parsing it for its
+    parameters, computing its cache key) costs more than running it, as SQLAlchemy's
+    execution of it does on SQLite. The ``kinds`` and ``people`` lists, when the SQL has
+    them, are expanding parameters bound at execution (``with_lists``; such a statement runs
+    through SQLAlchemy's execution)."""
     stmt = text(sql)
     if kinds:
         stmt = stmt.bindparams(bindparam("kinds", expanding=True))
     if people:
         stmt = stmt.bindparams(bindparam("people", expanding=True))
-    return stmt
+    return Prepared(stmt)
 
 
 def with_lists(query: ParsedQuery, params: dict[str, Any]) -> dict[str, Any]:

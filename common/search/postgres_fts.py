@@ -16,8 +16,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, TextClause, text
+from sqlalchemy import Connection, Engine, Row, text
 
+from common.api.prepared import Prepared
 from common.search.plan import (
     ANY,
     EXACT,
@@ -116,7 +117,7 @@ def _select(
     tail: str = "",
     page: bool = False,
     capped_count: bool = False,
-) -> TextClause:
+) -> Prepared:
     """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail, leaving
     out the artists the query names (``query.people``); a ``page`` of ids comes with its
     fields (``with_fields``)."""
@@ -135,12 +136,12 @@ class PostgresEngine:
         """Return the size of a tier's set up to ``cap``, found on its own index (B-tree or
         GIN): the heap is read for ``cap`` matches at most, not for every match."""
         stmt = _select("1", "search_documents", _MATCH[tier], query, capped_count=True)
-        return int(conn.execute(stmt, {**_params(query), "cap": cap}).scalar_one())
+        return int(stmt.scalar(conn, {**_params(query), "cap": cap}))
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, stopping at the first match."""
         stmt = _select("1", "search_documents", _MATCH[ANY], query, "LIMIT 1")
-        return conn.execute(stmt, _params(query)).first() is not None
+        return bool(stmt.rows(conn, _params(query)))
 
     def fetch(
         self,
@@ -160,7 +161,7 @@ class PostgresEngine:
             # Rows a walk should read if the tier's matches were spread evenly over the ids.
             if (offset + limit) * documents / estimate < WALK_BUDGET / 2:
                 walk = _select("id", _HEAD, _OWN[tier], query, f"ORDER BY id {limits}", page=True)
-                found = list(conn.execute(walk, params))
+                found = walk.rows(conn, params)
                 if len(found) == limit or documents <= WALK_BUDGET:
                     return found
         # ``id + 0`` is the same order, but no index gives it: the planner reads the tier's
@@ -169,7 +170,7 @@ class PostgresEngine:
         order = "id" if tier == EXACT else "id + 0"
         tail = f"ORDER BY {order} {limits}"
         stmt = _select("id", "search_documents", _OWN[tier], query, tail, page=True)
-        return list(conn.execute(stmt, params))
+        return stmt.rows(conn, params)
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return the words most similar to ``word`` by trigrams (pg_trgm)."""

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, TextClause, text
+from sqlalchemy import Connection, Engine, Row, text
 
+from common.api.prepared import Prepared
 from common.search.plan import (
     ANY,
     EXACT,
@@ -83,7 +84,7 @@ def expressions(query: ParsedQuery) -> dict[int, str]:
     }
 
 
-def _stmt(template: str, query: ParsedQuery, column: str = "rowid") -> TextClause:
+def _stmt(template: str, query: ParsedQuery, column: str = "rowid") -> Prepared:
     """Return a statement from a constant template, leaving out ``query.people`` (its values
     and the kinds' travel with the parameters: ``with_lists``)."""
     people = f" AND {column} NOT IN :people" if query.people else ""
@@ -111,16 +112,17 @@ class SqliteEngine:
             template = f"SELECT count(*) FROM ({found})"  # noqa: S608  # nosec B608 # as above
             stmt = _stmt(template, query, "id")
             values = with_lists(query, {**params, "cap": cap})
-            return int(conn.execute(stmt, values).scalar_one())
+            return int(stmt.scalar(conn, values))
         match = _with_kinds(expressions(query)[tier], query)
         values = with_lists(query, {"m": match, "cap": cap})
-        return int(conn.execute(_stmt(_COUNT, query), values).scalar_one())
+        return int(_stmt(_COUNT, query).scalar(conn, values))
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, reading one posting."""
         match = _with_kinds(expressions(query)[ANY], query)
-        found = conn.execute(_stmt(_FETCH, query), with_lists(query, {"m": match, "n": 1, "o": 0}))
-        return found.first() is not None
+        return bool(
+            _stmt(_FETCH, query).rows(conn, with_lists(query, {"m": match, "n": 1, "o": 0}))
+        )
 
     def fetch(
         self,
@@ -134,7 +136,7 @@ class SqliteEngine:
         """Return the tier's own matches in id order with their fields (FTS5 needs no plan
         choice)."""
         sql, params = self._page(query, tier, limit, offset)
-        return list(conn.execute(_stmt(with_fields(sql), query), with_lists(query, params)))
+        return _stmt(with_fields(sql), query).rows(conn, with_lists(query, params))
 
     def _page(
         self, query: ParsedQuery, tier: int, limit: int, offset: int

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, bindparam, create_engine, event, select
+from sqlalchemy import Engine, bindparam, create_engine, event, select, text
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import StaticPool
@@ -160,3 +160,15 @@ def test_a_read_session_lends_a_plain_connection_and_returns_it(engine: Engine) 
         assert session.scalars(select(Thing.id)).all() == ["a", "b", "c"]
         assert session.connection() is not None  # the transaction's
     assert not session.in_transaction()
+
+
+def test_a_text_statement_gives_the_drivers_values_named_by_the_driver(engine: Engine) -> None:
+    stmt = text("SELECT id, size AS n, made_at FROM things WHERE size >= :least ORDER BY id")
+    counted = text("SELECT count(*) FROM things WHERE size >= :least")
+    with engine.connect() as conn:
+        expected = conn.execute(stmt, {"least": 1}).all()
+        got = Prepared(stmt).rows(conn, {"least": 1})
+        assert [tuple(r) for r in got] == [tuple(r) for r in expected]
+        assert [(r.id, r.n) for r in got] == [("a", 3), ("c", 7)]
+        assert isinstance(got[0].made_at, str)  # no column types: what SQLite holds
+        assert Prepared(counted).scalar(conn, {"least": 0}) == 3
