@@ -13,8 +13,9 @@ import itertools
 import re
 import unicodedata
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, bindparam, select
 
+from common.api.prepared import Prepared
 from common.search.models import SearchWord
 from common.search.plan import SearchEngine
 from common.search.text import ParsedQuery, fold
@@ -51,6 +52,27 @@ def is_known(conn: Connection, word: str) -> bool:
     if len(word) < 2 or any(ch.isdigit() for ch in word):
         return True
     return conn.execute(select(SearchWord.id).where(SearchWord.word == word)).first() is not None
+
+
+_DOCUMENTS_USING = Prepared(
+    select(SearchWord.documents).where(SearchWord.word == bindparam("word"))
+)
+
+
+def documents_using(conn: Connection, word: str) -> int:
+    """Return the vocabulary's count of the documents using ``word`` (0 when it has none).
+
+    Never more than the number of documents the word matches in their titles or bodies (the
+    ``ANY`` tier), on either engine: PostgreSQL's is that number (``ts_stat``'s document count
+    over the documents' tsvector), SQLite's the larger of its title and body counts
+    (fts5vocab), each a part of the documents matching in either. The vocabulary is rebuilt
+    with the index, in the same transaction (``sync``). Only a word of lowercase ASCII
+    letters is looked up: both engines index it as itself.
+    """
+    if not (word.isascii() and word.isalpha() and word.islower()):
+        return 0
+    found = _DOCUMENTS_USING.scalar(conn, {"word": word})
+    return int(found or 0)
 
 
 def one_edit(word: str) -> set[str]:

@@ -137,11 +137,22 @@ def _people(conn: Connection, ids: tuple[int, ...]) -> list[Row[Any]]:
 def count_matches(conn: Connection, engine: SearchEngine, query: ParsedQuery) -> int:
     """Return the number of matches, counting no further than ``WINDOW``.
 
+    A query of one word that the vocabulary says is in at least ``WINDOW`` documents fills
+    the window: that count is never more than the word's matches (``documents_using``), and a
+    prefix's matches hold the word's. One indexed lookup then settles it where counting the
+    first thousand matches read 2 to 3 ms of PostgreSQL's time ("turner", "portrait").
+
     When the last word is also a prefix, its whole word is counted first: the prefix's
     matches hold the word's, so a word that fills the window settles the count without the
     prefix, whose posting lists (every word it starts) both engines merge in full: 0.1 against
     2.3 ms for "turner" on the full import.
     """
+    if (
+        len(query.words) == 1
+        and not query.kinds
+        and spelling.documents_using(conn, query.words[0]) >= WINDOW
+    ):
+        return WINDOW
     if query.prefix and engine.count(conn, replace(query, prefix=False), ANY, WINDOW) >= WINDOW:
         return WINDOW
     return engine.count(conn, query, ANY, WINDOW)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -17,9 +17,12 @@ from artcat.loaders.cmoa import load_cmoa
 from artcat.loaders.tate import load_tate
 from common.catalog_version import bump_catalog_version
 from common.models import Artist
+from common.search import spelling
 from common.search.indexer import reindex
-from common.search.models import SearchDocument
-from common.search.text import fold
+from common.search.models import SearchDocument, SearchWord
+from common.search.plan import ANY
+from common.search.registry import engine_for
+from common.search.text import fold, parse_query
 from common.settings import ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app
@@ -379,11 +382,16 @@ def test_a_query_serves_its_window_and_counts_no_further(
         museum.ok(q="Turner", offset=11, size=1)
     counts = [s for s in statements if "count(" in s.lower()]
     assert counts and all("limit" in s.lower() for s in counts), counts
-    # "turner" as a whole word fills the window: the prefix "turner*" (Turnerelli...) is not
-    # counted at all, and the total is the same.
+    # The vocabulary knows "turner" is in more documents than the window: nothing is counted.
     museum.announce()
     with counting(museum.engine) as statements:
         assert museum.ok(q="Turner")["total_count"] == 12
+    assert [s for s in statements if "count(" in s.lower()] == []
+    # Two words: "joseph" and "mallord" as whole words fill the window, so the prefix
+    # "mallord*" is not counted at all, and the total is the same.
+    museum.announce()
+    with counting(museum.engine) as statements:
+        assert museum.ok(q="Joseph Mallord")["total_count"] == 12
     assert len([s for s in statements if "count(" in s.lower()]) == 1
 
 
@@ -431,3 +439,48 @@ def test_no_stale_page_after_the_reindex_command(museum: Museum, base_settings: 
         s.execute(delete(Artist).where(Artist.id == artist_id))
     assert "1 removed" in run_cli(env, "search", "reindex")
     assert museum.ok(q="Oxterbrook")["total_count"] == 0
+
+
+def test_the_vocabulary_never_counts_more_documents_than_a_word_matches(museum: Museum) -> None:
+    """``documents_using`` is a lower bound of a one-word query's matches on either engine:
+    the property that lets it settle a full window without counting."""
+    with museum.engine.connect() as conn:
+        words = conn.execute(select(SearchWord.word).order_by(SearchWord.word)).scalars().all()
+        engine = engine_for(conn)
+        checked = 0
+        for word in words[:: max(1, len(words) // 300)]:
+            used = spelling.documents_using(conn, word)
+            if not used:
+                continue
+            whole = replace(parse_query(word), prefix=False)
+            assert used <= engine.count(conn, whole, ANY, 10**6), word
+            checked += 1
+    assert checked > 100
+
+
+def test_a_common_word_fills_the_window_without_counting(
+    museum: Museum, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with museum.engine.connect() as conn:
+        used = spelling.documents_using(conn, "turner")
+        exact = engine_for(conn).count(conn, parse_query("turner"), ANY, 10**6)
+    assert 2 < used <= exact
+    monkeypatch.setattr(service, "WINDOW", used)
+    museum.announce()
+    with counting(museum.engine) as statements:
+        assert museum.ok(q="Turner")["total_count"] == used
+    assert not [s for s in statements if "count(" in s.lower()], statements
+    assert any("search_words" in s for s in statements)
+    # Past what the vocabulary knows, the matches are counted, to the exact number.
+    monkeypatch.setattr(service, "WINDOW", exact + 1)
+    museum.announce()
+    with counting(museum.engine) as statements:
+        assert museum.ok(q="Turner")["total_count"] == exact
+    assert [s for s in statements if "count(" in s.lower()]
+    # A kind filter or a second word: counted, whatever the vocabulary says.
+    monkeypatch.setattr(service, "WINDOW", 1)
+    for params in ({"q": "Turner", "type": "artwork"}, {"q": "Turner landscape"}):
+        museum.announce()
+        with counting(museum.engine) as statements:
+            museum.ok(**params)
+        assert [s for s in statements if "count(" in s.lower()], params
