@@ -1,8 +1,11 @@
-"""The total of a query whose last word is a prefix: the whole word first, then the prefix."""
+"""The total of a query: the vocabulary's count of a lone word first, then the whole word when
+it is also a prefix, then the prefix."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
 
 from common.search.plan import ANY
 from common.search.text import ParsedQuery
@@ -23,8 +26,42 @@ class Counts:
         return min(cap, self.sizes[query.prefix])
 
 
-def total(engine: Counts, prefix: bool = True) -> int:
-    return count_matches(None, engine, ParsedQuery(("turner",), prefix=prefix))  # type: ignore[arg-type]
+@pytest.fixture(autouse=True)
+def vocabulary(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """The vocabulary's document counts, by word (none unless a test sets one)."""
+    counts: dict[str, int] = {}
+    monkeypatch.setattr(service.spelling, "documents_using", lambda _c, w: counts.get(w, 0))
+    return counts
+
+
+def total(engine: Counts, prefix: bool = True, words: tuple[str, ...] = ("turner",)) -> int:
+    return count_matches(None, engine, ParsedQuery(words, prefix=prefix))  # type: ignore[arg-type]
+
+
+def test_a_lone_word_the_vocabulary_counts_past_the_window_is_not_counted(
+    vocabulary: dict[str, int],
+) -> None:
+    vocabulary["turner"] = service.WINDOW
+    engine = Counts(word=service.WINDOW + 5, prefix=service.WINDOW + 50)
+    assert total(engine) == service.WINDOW
+    assert total(engine, prefix=False) == service.WINDOW
+    assert engine.asked == []
+
+
+def test_the_vocabulary_short_of_the_window_or_a_second_word_is_counted(
+    vocabulary: dict[str, int],
+) -> None:
+    vocabulary.update(turner=service.WINDOW - 1, william=service.WINDOW * 2)
+    engine = Counts(word=service.WINDOW + 5, prefix=service.WINDOW + 50)
+    assert total(engine) == service.WINDOW
+    assert engine.asked == [False]
+    two = Counts(word=40, prefix=70)
+    assert total(two, words=("william", "turner")) == 70
+    assert two.asked == [False, True]
+    kinds = Counts(word=40, prefix=70)
+    query = ParsedQuery(("william",), prefix=False, kinds=("artwork",))
+    assert count_matches(None, kinds, query) == 40  # type: ignore[arg-type]
+    assert kinds.asked == [False]
 
 
 def test_a_word_that_fills_the_window_settles_the_count() -> None:
