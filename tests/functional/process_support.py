@@ -50,11 +50,24 @@ class HasURL(Protocol):
         ...
 
 
+# Ports ``free_port`` returned: never returned again by this test process.
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    """Return a loopback port that is free right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """Return a loopback port that is free right now and that no earlier call returned.
+
+    A port is bound by the process it is given to only once that process has started, so the
+    kernel may offer it again meanwhile: two services launched together were once given the
+    same port, and the second's ``/healthz`` was answered by the first.
+    """
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def poll(
@@ -188,6 +201,9 @@ def wait_healthy(services: Sequence[Service], deadline: float = START_DEADLINE) 
             if time.monotonic() > end:
                 pytest.fail(f"{svc.service} did not answer in {deadline}s:\n{svc.output()}")
             time.sleep(0.1)
+    for svc in services:  # one that could not bind its port may answer as another's
+        if not svc.alive():
+            pytest.fail(f"{svc.service} exited early:\n{svc.output()}")
 
 
 @contextlib.contextmanager
