@@ -79,12 +79,10 @@ class _Form:
         "processors",
         "required",
         "sql",
-        "statement",
         "types",
     )
 
     def __init__(self, statement: Statement, dialect: Dialect, compiled: Compiled) -> None:
-        self.statement = statement
         self.dialect = dialect
         self.sql: str = compiled.string
         self.order: tuple[str, ...] | None = (

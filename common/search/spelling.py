@@ -47,16 +47,15 @@ def max_edits(word: str) -> int:
     return 1 if len(word) <= 4 else 2 if len(word) <= 8 else 3
 
 
+# A word of the vocabulary and its document count, by the word (built and compiled once).
+_WORD = Prepared(select(SearchWord.documents).where(SearchWord.word == bindparam("word")))
+
+
 def is_known(conn: Connection, word: str) -> bool:
     """Tell whether a word is in the vocabulary (words with digits or one letter always are)."""
     if len(word) < 2 or any(ch.isdigit() for ch in word):
         return True
-    return conn.execute(select(SearchWord.id).where(SearchWord.word == word)).first() is not None
-
-
-_DOCUMENTS_USING = Prepared(
-    select(SearchWord.documents).where(SearchWord.word == bindparam("word"))
-)
+    return bool(_WORD.rows(conn, {"word": word}))
 
 
 def documents_using(conn: Connection, word: str) -> int:
@@ -71,7 +70,7 @@ def documents_using(conn: Connection, word: str) -> int:
     """
     if not (word.isascii() and word.isalpha() and word.islower()):
         return 0
-    found = _DOCUMENTS_USING.scalar(conn, {"word": word})
+    found = _WORD.scalar(conn, {"word": word})
     return int(found or 0)
 
 

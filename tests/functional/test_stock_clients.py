@@ -5,7 +5,6 @@ AppAuth-style public client (no secret, PKCE, a loopback redirect on a port of i
 from __future__ import annotations
 
 import secrets
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +20,7 @@ from common.models import Application
 from common.settings import Settings
 from tests.functional.authorize_support import approve
 from tests.functional.conftest import LiveServer
+from tests.functional.process_support import free_port
 from tests.pages import Account, make_account, query, sign_in
 
 WEB_CB = "https://client.example/callback"
@@ -145,13 +145,6 @@ def test_client_credentials(combined_server: LiveServer, stock: Account) -> None
     with AuthlibSession(stock.client_id, stock.client_secret) as authlib_client:
         token = authlib_client.fetch_token(token_url, grant_type="client_credentials")
         assert catalog(base, authlib_client) == 200
-
-
-def free_port() -> int:
-    """Return a port nothing listens on (as a native app picks one for its redirect)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_appauth_style_public_client(
