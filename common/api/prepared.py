@@ -9,24 +9,28 @@ the SQL text, the order of its parameters, the bind processors of its parameters
 result processors of its columns; a run is then the driver's ``execute`` and ``fetchall``,
 each value converted as SQLAlchemy would convert it, and each row a named tuple read by
 position or by column name like a ``Row``. A text statement (search's) has no column types:
-its rows are the driver's values, as SQLAlchemy returns them, named by the driver.
+its rows are the driver's values, as SQLAlchemy returns them, named by the driver. A text
+statement's list parameters (``bindparam(name, expanding=True)``: search's kinds and named
+artists) are written out once per length of list, ``IN :ids`` with two ids becoming
+``IN (:ids__1, :ids__2)``, each such statement prepared in its turn.
 
 What stays SQLAlchemy's: the connection (pool, checkout ping, transaction), the compiler, the
 types' own conversions, and failures: a driver error is raised as SQLAlchemy raises it
 (``DBAPIError.instance``, the parameters hidden), and a lost connection is invalidated. The
 ``before_cursor_execute`` listeners are called as for any statement (the query-count tests
 and ``bench/search_plans.py`` listen there). A select that cannot run as it is compiled (an
-expanding ``IN``, a parameter rendered at execution or computed by a function) runs through
-``Connection.execute`` instead: the same rows, at the usual cost.
+expanding ``IN`` in a select, an empty list, a parameter rendered at execution or computed by a
+function) runs through ``Connection.execute`` instead: the same rows, at the usual cost.
 """
 
 from __future__ import annotations
 
+import re
 from collections import namedtuple
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Select, TextClause
+from sqlalchemy import Connection, Select, TextClause, text
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.sql.compiler import SQLCompiler as Compiled
@@ -38,19 +42,35 @@ Processor = Callable[[Any], Any]
 
 Statement = Select[Any] | TextClause
 
+# A text statement's lists are written out for at most this many lengths (then afresh).
+MAX_LENGTHS = 64
+
 
 class Prepared:
     """A select of plain rows (or a text statement), built once, compiled once per dialect
     (see the module)."""
 
-    __slots__ = ("_forms", "statement")
+    __slots__ = ("_forms", "_lists", "_written", "statement")
 
     def __init__(self, statement: Statement) -> None:
         self.statement = statement
         self._forms: dict[tuple[str, str], _Form | None] = {}
+        # A text statement's untyped list parameters, and the statement written out for each
+        # length of its lists (``_written_out``).
+        self._lists: tuple[str, ...] = ()
+        if isinstance(statement, TextClause):
+            binds = statement._bindparams.values()
+            if all(b.type._isnull for b in binds if b.expanding):
+                self._lists = tuple(sorted(b.key for b in binds if b.expanding))
+        self._written: dict[tuple[int, ...], Prepared] = {}
 
     def rows(self, conn: Connection, values: Mapping[str, Any] | None = None) -> list[Any]:
         """Run the select on ``conn`` with ``values`` for its bound parameters."""
+        if self._lists and values:
+            written = self._written_out(values)
+            if written is not None:
+                prepared, flat = written
+                return prepared.rows(conn, flat)
         dialect = conn.dialect
         key = (dialect.name, dialect.driver)
         try:
@@ -65,6 +85,35 @@ class Prepared:
         """Return the first column of the first row (None without rows)."""
         found = self.rows(conn, values)
         return found[0][0] if found else None
+
+    def _written_out(self, values: Mapping[str, Any]) -> tuple[Prepared, dict[str, Any]] | None:
+        """Return the text statement with its lists written out for these values' lengths,
+        and the values with each list's items named; None when a list is missing, empty or
+        not a list (``Connection.execute`` then binds it, or says what is wrong)."""
+        lists = [values.get(name) for name in self._lists]
+        if not all(isinstance(v, list | tuple) and v for v in lists):
+            return None
+        lengths = tuple(len(v) for v in lists)  # type: ignore[arg-type]
+        prepared = self._written.get(lengths)
+        if prepared is None:
+            if len(self._written) >= MAX_LENGTHS:
+                self._written.clear()
+            prepared = self._written[lengths] = Prepared(self._write_out(lengths))
+        flat = {k: v for k, v in values.items() if k not in self._lists}
+        for name, items in zip(self._lists, lists, strict=True):
+            flat.update((f"{name}__{i}", item) for i, item in enumerate(items, 1))  # type: ignore[arg-type]
+        return prepared, flat
+
+    def _write_out(self, lengths: tuple[int, ...]) -> TextClause:
+        """Return the text statement with each list parameter written as that many."""
+        assert isinstance(self.statement, TextClause)
+        sql = self.statement.text
+        for name, length in zip(self._lists, lengths, strict=True):
+            items = ", ".join(f":{name}__{i}" for i in range(1, length + 1))
+            # The bound-parameter syntax of ``text()``: ``:name`` not after a colon or a word.
+            sql = re.sub(rf"(?<![:\w\\]):{name}(?![\w:])", f"({items})", sql)
+        kept = [b for b in self.statement._bindparams.values() if not b.expanding]
+        return text(sql).bindparams(*kept) if kept else text(sql)
 
 
 class _Form:

@@ -13,6 +13,8 @@ an engine returns a tier's best matches in id order without ranking every match.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -37,7 +39,8 @@ def tiers_for(query: ParsedQuery) -> tuple[int, ...]:
 
 
 # What a result shows of its document, read with the ids of a page (``with_fields``).
-HIT_COLUMNS = "d.id, d.kind, d.resource_id, d.title, d.description, d.thumbnail, d.permalink"
+HIT_FIELDS = ("id", "kind", "resource_id", "title", "description", "thumbnail", "permalink")
+HIT_COLUMNS = ", ".join(f"d.{name}" for name in HIT_FIELDS)
 
 
 def with_fields(ids: str) -> str:
@@ -55,8 +58,8 @@ def statement(sql: str, kinds: bool = False, people: bool = False) -> Prepared:
     statements differ only in their bound values, and building one anew (parsing it for its
     parameters, computing its cache key) costs more than running it, as SQLAlchemy's
     execution of it does on SQLite. The ``kinds`` and ``people`` lists, when the SQL has
-    them, are expanding parameters bound at execution (``with_lists``; such a statement runs
-    through SQLAlchemy's execution)."""
+    them, are list parameters bound at execution (``with_lists``), the statement written out
+    once for each length of them (``Prepared``)."""
     stmt = text(sql)
     if kinds:
         stmt = stmt.bindparams(bindparam("kinds", expanding=True))
@@ -76,6 +79,38 @@ def with_lists(query: ParsedQuery, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# A bound parameter of a text statement (``:name``; not ``::type``), as ``text()`` reads them.
+_BOUND = re.compile(r"(?<![:\w\\]):(\w+)(?![\w:])")
+# The parameters both counts of ``count_whole_first`` share.
+_SHARED = frozenset(("cap", "kinds", "people"))
+
+
+def count_whole_first(engine: SearchEngine, conn: Connection, query: ParsedQuery, cap: int) -> int:
+    """Return the size of the ``ANY`` tier up to ``cap`` for a query whose last word is a
+    prefix: its whole last word counted first, the prefix only when the word falls short of
+    ``cap`` (the prefix's matches hold the word's). One statement, one round trip::
+
+        SELECT CASE WHEN (<the word's count>) >= :cap THEN :cap ELSE (<the prefix's>) END
+
+    A CASE evaluates the branch it takes and no other, and so the subqueries in it: SQLite
+    runs a scalar subquery where its expression is evaluated, PostgreSQL an uncorrelated one
+    (an InitPlan) on the first use of its value. The prefix's posting lists (every word it
+    starts) are merged only when the word alone does not fill ``cap``.
+    """
+    whole_sql, whole_values = engine.count_sql(replace(query, prefix=False), ANY)
+    sql, values = engine.count_sql(query, ANY)
+
+    def renamed(bound: re.Match[str]) -> str:
+        name = bound.group(1)
+        return bound.group(0) if name in _SHARED else f":whole_{name}"
+
+    whole_sql = _BOUND.sub(renamed, whole_sql)
+    values = {**values, **{f"whole_{k}": v for k, v in whole_values.items() if k not in _SHARED}}
+    combined = f"SELECT CASE WHEN ({whole_sql}) >= :cap THEN :cap ELSE ({sql}) END"
+    stmt = statement(combined, ":kinds" in combined, ":people" in combined)
+    return int(stmt.scalar(conn, {**values, "cap": cap}))
+
+
 def title_key(query: ParsedQuery) -> str:
     """Return the indexed prefix of the folded query, looked up for exact title matches."""
     return query.key[:TITLE_KEY_CHARS]
@@ -87,6 +122,16 @@ class SearchEngine(Protocol):
     def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
         """Return the size of a tier's set (which holds the sets of the tiers before it),
         ``query.people`` left out, counting no further than ``cap``."""
+        ...
+
+    def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, Any]]:
+        """Return the SQL of :meth:`count` (``:cap`` left unbound) and its values, the
+        query's lists among them (``with_lists``)."""
+        ...
+
+    def count_whole_first(self, conn: Connection, query: ParsedQuery, cap: int) -> int:
+        """Return the ``ANY`` tier's size up to ``cap``, the whole last word counted first
+        (:func:`count_whole_first`)."""
         ...
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:

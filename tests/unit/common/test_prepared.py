@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, bindparam, create_engine, event, select, text
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, OperationalError, StatementError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import StaticPool
 
@@ -172,3 +172,62 @@ def test_a_text_statement_gives_the_drivers_values_named_by_the_driver(engine: E
         assert [(r.id, r.n) for r in got] == [("a", 3), ("c", 7)]
         assert isinstance(got[0].made_at, str)  # no column types: what SQLite holds
         assert Prepared(counted).scalar(conn, {"least": 0}) == 3
+
+
+def test_a_text_statements_lists_are_written_out_once_per_length(engine: Engine) -> None:
+    """``IN :ids`` runs prepared, written as ``IN (:ids__1, ...)`` for each length of list;
+    its rows are those ``Connection.execute`` gives, and other parameters keep their place."""
+    stmt = text(
+        "SELECT id, size FROM things WHERE id IN :ids AND size >= :least "
+        "AND name NOT IN :names ORDER BY id"
+    ).bindparams(bindparam("ids", expanding=True), bindparam("names", expanding=True))
+    prepared = Prepared(stmt)
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        seen.append(statement)
+
+    cases = [
+        (["a", "b", "c"], 0, ["Zed"]),
+        (["c", "a"], 1, ["Arch", "Zed"]),
+        (["c"], 0, ["Arch"]),
+        (["a", "c", "b"], 4, ["Bob"]),  # the first case's lengths: its statement again
+    ]
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        with engine.connect() as conn:
+            for ids, least, names in cases:
+                values = {"ids": ids, "least": least, "names": names}
+                expected = conn.execute(stmt, values).all()
+                assert [tuple(r) for r in prepared.rows(conn, values)] == [
+                    tuple(r) for r in expected
+                ]
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+    ours = seen[1::2]  # each case ran through execute first, then prepared
+    assert ours[0].count("?") == 5 and "ids__3" not in ours[0]  # the driver's own markers
+    assert ours[3] == ours[0]
+    assert sorted(prepared._written) == [(1, 1), (2, 2), (3, 1)]
+    assert all(p._forms and None not in p._forms.values() for p in prepared._written.values())
+
+
+def test_an_empty_or_missing_list_runs_as_usual(engine: Engine) -> None:
+    stmt = text("SELECT id FROM things WHERE id NOT IN :ids ORDER BY id").bindparams(
+        bindparam("ids", expanding=True)
+    )
+    prepared = Prepared(stmt)
+    with engine.connect() as conn:
+        assert [r.id for r in prepared.rows(conn, {"ids": []})] == ["a", "b", "c"]
+        assert [r.id for r in prepared.rows(conn, {"ids": ("a",)})] == ["b", "c"]
+        with pytest.raises(StatementError, match="ids"):
+            prepared.rows(conn, {})
+    assert list(prepared._written) == [(1,)]
+
+
+def test_a_list_name_inside_another_name_is_left_alone(engine: Engine) -> None:
+    stmt = text("SELECT id FROM things WHERE id IN :id AND size >= :id_min ORDER BY id").bindparams(
+        bindparam("id", expanding=True)
+    )
+    with engine.connect() as conn:
+        rows = Prepared(stmt).rows(conn, {"id": ["a", "b", "c"], "id_min": 1})
+    assert [r.id for r in rows] == ["a", "c"]
