@@ -177,6 +177,7 @@ def serve(
     env: dict[str, str],
     cores: str | None = None,
     server: str = "waitress",
+    threads: int = 4,
 ) -> Server:
     """Start ``artcat serve SERVICE --workers N`` (or the baseline) on a free port.
 
@@ -190,13 +191,16 @@ def serve(
         argv = [str(Path(sys.executable).with_name("granian")), "--interface", "wsgi"]
         argv += ["--factory", f"bench.granian_app:{factory}", "--working-dir", str(ROOT)]
         argv += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
-        argv += ["--blocking-threads", "4", "--no-ws", "--http", "1", "--log-level", "warning"]
+        argv += ["--blocking-threads", str(threads), "--no-ws", "--http", "1"]
+        argv += ["--log-level", "warning"]
     elif service == "baseline":
         argv = [sys.executable, str(ROOT / "bench" / "hello_app.py")]
     else:
         argv = [ARTCAT, "serve", service, "--no-demo"]
     if argv[-1] != "warning":
-        argv += ["--port", str(port), "--workers", str(workers), "--threads", "4"]
+        # The baseline keeps waitress's 4 threads: the ratios stay comparable across runs.
+        served = 4 if service == "baseline" else threads
+        argv += ["--port", str(port), "--workers", str(workers), "--threads", str(served)]
     if cores is not None and shutil.which("taskset"):
         argv = ["taskset", "-c", cores, *argv]
     return start(name, argv, env, port)
@@ -569,12 +573,13 @@ def running(
     env: dict[str, str],
     cores: str | None = None,
     server: str = "waitress",
+    threads: int = 4,
 ) -> Iterator[dict[str, Server]]:
     """Start the named servers (each with its own extra environment); stop them all after."""
     servers: dict[str, Server] = {}
     try:
         for name, service, workers, extra in specs:
-            servers[name] = serve(name, service, workers, {**env, **extra}, cores, server)
+            servers[name] = serve(name, service, workers, {**env, **extra}, cores, server, threads)
         yield servers
     finally:
         for server in servers.values():
@@ -669,6 +674,13 @@ def main() -> None:
     parser.add_argument(
         "--server", choices=["waitress", "granian"], default="waitress", help="catalog's server"
     )
+    parser.add_argument("--threads", type=int, default=4, help="each server's threads")
+    parser.add_argument(
+        "--paths",
+        metavar="NAMES",
+        help="only the catalog paths whose names start with one of these (comma-separated; "
+        "the baseline at 32 connections is always run), e.g. 'list,search uncached'",
+    )
     args = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is needed: apt-get install -y wrk")
@@ -686,7 +698,7 @@ def main() -> None:
     out = ["## Machine", "", *(f"- {k}: {v}" for k, v in info.items()), ""]
     out.append(f"- artworks in the catalog: {fx.artworks:,}")
     out.append(f"- {args.runs} runs of {args.duration:g} s per path, medians; wrk 2 threads")
-    out.append(f"- catalog and baseline served by {args.server}")
+    out.append(f"- catalog and baseline served by {args.server}, {args.threads} threads each")
     out.append("")
 
     setups = [("pinned: 1 worker on core 0, wrk on core 1", 1, 1)]  # (title, workers, wrk core)
@@ -712,7 +724,9 @@ def main() -> None:
                     ),
                 ]
         server_cores = None if core is None else str(1 - core)  # the core wrk does not use
-        with running(*specs, env=env, cores=server_cores, server=args.server) as servers:
+        with running(
+            *specs, env=env, cores=server_cores, server=args.server, threads=args.threads
+        ) as servers:
             fx.xapp_token = xapp_token(servers["auth"].url, fx)
             scenarios: list[Scenario] = []
             if args.only != "auth":
@@ -726,6 +740,11 @@ def main() -> None:
                         for s in catalog_scenarios(fx)
                         if s.server != "baseline"
                     ]
+            if args.paths:
+                wanted = tuple(p.strip() for p in args.paths.split(",") if p.strip())
+                scenarios = [
+                    s for s in scenarios if s.name == "baseline c32" or s.name.startswith(wanted)
+                ]
             if args.only != "catalog":
                 scenarios += auth_scenarios(fx)
             cred = throttle = None
