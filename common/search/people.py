@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy import Connection, Table, and_, bindparam, delete, select
 
 from common.api.prepared import Prepared
 from common.bulk import Row, chunks, upsert
 from common.search.models import TITLE_KEY_CHARS, SearchDocument, SearchName
+from common.search.plan import HIT_FIELDS
 from common.search.text import ParsedQuery, fold
 
 NAMES = cast(Table, SearchName.__table__)
@@ -85,11 +86,11 @@ def query_key(query: ParsedQuery) -> str:
     return _key(query.words)
 
 
-# The artist documents a key names, built once (run with the key bound). No ORDER BY/LIMIT in
-# SQL: with them SQLite walks every artist document in id order instead of starting from the
-# key; the few named artists are sorted in Python.
+# The artist documents a key names, with what a result shows of them, built once (run with
+# the key bound). No ORDER BY/LIMIT in SQL: with them SQLite walks every artist document in id
+# order instead of starting from the key; the few named artists are sorted in Python.
 _NAMED = Prepared(
-    select(_DOCUMENTS.c.id)
+    select(*(_DOCUMENTS.c[name] for name in HIT_FIELDS))
     .select_from(NAMES)
     .join(
         _DOCUMENTS,
@@ -99,12 +100,17 @@ _NAMED = Prepared(
 )
 
 
-def find_people(conn: Connection, query: ParsedQuery) -> tuple[int, ...]:
-    """Return the document ids of the artists the query names, most popular first."""
+def find_people(conn: Connection, query: ParsedQuery) -> list[Any]:
+    """Return the documents of the artists the query names, most popular first, each with
+    the fields a result shows (``HIT_FIELDS``): their tier's hits, read with the lookup."""
     if not query.words or (query.kinds and "artist" not in query.kinds):
-        return ()
-    found = [row[0] for row in _NAMED.rows(conn, {"key": query_key(query)})]
-    return tuple(sorted(found)[:MAX_PEOPLE])
+        return []
+    found = sorted(_NAMED.rows(conn, {"key": query_key(query)}), key=_by_id)
+    return found[:MAX_PEOPLE]
+
+
+def _by_id(row: Any) -> int:
+    return int(row.id)
 
 
 def write_names(conn: Connection, documents: list[Row]) -> int:

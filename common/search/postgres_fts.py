@@ -25,6 +25,7 @@ from common.search.plan import (
     PHRASE,
     PREFIX,
     TITLE,
+    count_whole_first,
     statement,
     title_key,
     with_fields,
@@ -109,7 +110,7 @@ def _params(query: ParsedQuery) -> dict[str, object]:
     return with_lists(query, params)
 
 
-def _select(
+def _sql(
     what: str,
     source: str,
     where: str,
@@ -117,7 +118,7 @@ def _select(
     tail: str = "",
     page: bool = False,
     capped_count: bool = False,
-) -> Prepared:
+) -> str:
     """Return ``SELECT what FROM source WHERE where`` with the kind filter and a tail, leaving
     out the artists the query names (``query.people``); a ``page`` of ids comes with its
     fields (``with_fields``)."""
@@ -126,7 +127,15 @@ def _select(
     sql = f"SELECT {what} FROM {source} WHERE {where}{kinds}{people} {tail}"  # noqa: S608  # nosec B608 # constant fragments, bound values
     if capped_count:  # the matches up to :cap, counted
         sql = f"SELECT count(*) FROM ({sql} LIMIT :cap) AS capped"  # noqa: S608  # nosec B608 # constant fragments, bound values
-    return statement(with_fields(sql) if page else sql, bool(query.kinds), bool(query.people))
+    return with_fields(sql) if page else sql
+
+
+def _select(
+    what: str, source: str, where: str, query: ParsedQuery, tail: str = "", page: bool = False
+) -> Prepared:
+    """Return the statement of :func:`_sql`, built once."""
+    sql = _sql(what, source, where, query, tail, page)
+    return statement(sql, bool(query.kinds), bool(query.people))
 
 
 class PostgresEngine:
@@ -135,8 +144,19 @@ class PostgresEngine:
     def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
         """Return the size of a tier's set up to ``cap``, found on its own index (B-tree or
         GIN): the heap is read for ``cap`` matches at most, not for every match."""
-        stmt = _select("1", "search_documents", _MATCH[tier], query, capped_count=True)
-        return int(stmt.scalar(conn, {**_params(query), "cap": cap}))
+        sql, values = self.count_sql(query, tier)
+        stmt = statement(sql, bool(query.kinds), bool(query.people))
+        return int(stmt.scalar(conn, {**values, "cap": cap}))
+
+    def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, object]]:
+        """Return the statement of :meth:`count` (``:cap`` unbound) and its values."""
+        sql = _sql("1", "search_documents", _MATCH[tier], query, capped_count=True)
+        return sql, _params(query)
+
+    def count_whole_first(self, conn: Connection, query: ParsedQuery, cap: int) -> int:
+        """Return the ``ANY`` tier's size up to ``cap``, the whole last word counted first, in
+        one statement (``plan.count_whole_first``)."""
+        return count_whole_first(self, conn, query, cap)
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, stopping at the first match."""

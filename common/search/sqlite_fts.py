@@ -17,6 +17,7 @@ from common.search.plan import (
     PHRASE,
     PREFIX,
     TITLE,
+    count_whole_first,
     statement,
     title_key,
     with_fields,
@@ -84,12 +85,17 @@ def expressions(query: ParsedQuery) -> dict[int, str]:
     }
 
 
-def _stmt(template: str, query: ParsedQuery, column: str = "rowid") -> Prepared:
-    """Return a statement from a constant template, leaving out ``query.people`` (its values
-    and the kinds' travel with the parameters: ``with_lists``)."""
+def _people_left_out(template: str, query: ParsedQuery, column: str = "rowid") -> str:
+    """Return the SQL of a constant template, leaving out ``query.people`` (its values and the
+    kinds' travel with the parameters: ``with_lists``)."""
     people = f" AND {column} NOT IN :people" if query.people else ""
+    return template.format(people=people)
+
+
+def _stmt(template: str, query: ParsedQuery, column: str = "rowid") -> Prepared:
+    """Return the statement of :func:`_people_left_out`, built once."""
     kinds = bool(query.kinds) and ":kinds" in template
-    return statement(template.format(people=people), kinds, bool(query.people))
+    return statement(_people_left_out(template, query, column), kinds, bool(query.people))
 
 
 def _exact_params(query: ParsedQuery) -> tuple[str, dict[str, object]]:
@@ -106,16 +112,24 @@ class SqliteEngine:
     def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
         """Return the size of a tier's set up to ``cap``: a B-tree count, or an FTS5 count of
         postings, reading ``cap`` matches at most."""
+        sql, values = self.count_sql(query, tier)
+        stmt = statement(sql, bool(query.kinds) and ":kinds" in sql, bool(query.people))
+        return int(stmt.scalar(conn, {**values, "cap": cap}))
+
+    def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, object]]:
+        """Return the statement of :meth:`count` (``:cap`` unbound) and its values."""
         if tier == EXACT:
             where, params = _exact_params(query)
             found = f"SELECT 1 FROM search_documents WHERE {where}{{people}} LIMIT :cap"  # noqa: S608  # nosec B608 # constant fragments, bound values
             template = f"SELECT count(*) FROM ({found})"  # noqa: S608  # nosec B608 # as above
-            stmt = _stmt(template, query, "id")
-            values = with_lists(query, {**params, "cap": cap})
-            return int(stmt.scalar(conn, values))
+            return _people_left_out(template, query, "id"), with_lists(query, params)
         match = _with_kinds(expressions(query)[tier], query)
-        values = with_lists(query, {"m": match, "cap": cap})
-        return int(_stmt(_COUNT, query).scalar(conn, values))
+        return _people_left_out(_COUNT, query), with_lists(query, {"m": match})
+
+    def count_whole_first(self, conn: Connection, query: ParsedQuery, cap: int) -> int:
+        """Return the ``ANY`` tier's size up to ``cap``, the whole last word counted first, in
+        one statement (``plan.count_whole_first``)."""
+        return count_whole_first(self, conn, query, cap)
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, reading one posting."""

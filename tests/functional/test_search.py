@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 from click.testing import CliRunner
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, delete, event, select
 
 from artcat.cli.main import main
 from artcat.loaders.cmoa import load_cmoa
@@ -356,9 +356,10 @@ def test_a_page_costs_at_most_one_query_per_tier_whatever_its_size(museum: Museu
         assert len(body["_embedded"]["results"]) <= size
         assert all("search_" in s for s in statements), statements  # nothing else on the path
         # The total (its whole last word first, then the prefix when the word alone does not
-        # fill the window), the artists the query names, then one read per tier at most (hits
-        # and their fields together); a deep page also counts the tiers it starts past.
-        reads = [s for s in statements if "d.permalink" in s]
+        # fill the window), the artists the query names (their hits, fields and all), then
+        # one read per tier at most (hits and their fields together); a deep page also counts
+        # the tiers it starts past.
+        reads = [s for s in statements if "permalink" in s]
         assert 1 <= len(reads) <= 6 and len(statements) <= 3 + 6 + (4 if offset else 0)
 
 
@@ -484,3 +485,75 @@ def test_a_common_word_fills_the_window_without_counting(
         with counting(museum.engine) as statements:
             museum.ok(**params)
         assert [s for s in statements if "count(" in s.lower()], params
+
+
+def _captured(engine: Engine, run: Any, *args: Any) -> tuple[Any, list[tuple[str, Any]]]:
+    """Return what ``run(*args)`` returns and the statements (with their driver values) it
+    ran."""
+    seen: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        seen.append((statement, params))
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        return run(*args), seen
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+
+
+@pytest.mark.parametrize("q", ["portrait", "turn", "the thames", "wil tur", "ophelia"])
+def test_a_prefix_query_is_counted_in_one_statement_as_its_two_counts(
+    museum: Museum, q: str
+) -> None:
+    """The whole last word's count, then the prefix's when the word falls short: one
+    statement, the same number as the two counts one after the other, for every cap."""
+    query = parse_query(q)
+    assert query.prefix
+    with museum.engine.connect() as conn:
+        engine = engine_for(conn)
+        for cap in (1, 2, 5, 40, 1_000):
+            for asked in (query, replace(query, kinds=("artwork",))):
+                if engine.count(conn, replace(asked, prefix=False), ANY, cap) >= cap:
+                    expected = cap
+                else:
+                    expected = engine.count(conn, asked, ANY, cap)
+                got, seen = _captured(museum.engine, engine.count_whole_first, conn, asked, cap)
+                assert (got, len(seen)) == (expected, 1), (asked, cap)
+
+
+def test_the_prefix_is_not_counted_when_the_whole_word_fills_the_cap(museum: Museum) -> None:
+    """The prefix's subquery runs only when the whole word falls short of the cap. On
+    PostgreSQL its plan says so ("never executed"); on SQLite, proof by a broken prefix: the
+    statement, its prefix's search expression replaced by one that FTS5 refuses, still
+    answers when the word fills the cap, and fails when it does not (then it runs)."""
+    with museum.engine.connect() as conn:
+        engine = engine_for(conn)
+        dbapi = conn.connection.dbapi_connection
+        postgres = conn.dialect.name == "postgresql"
+        for q, cap, runs in (("portrait", 2, False), ("zzqxjv", 2, True)):
+            query = parse_query(q)
+            whole_values = engine.count_sql(replace(query, prefix=False), ANY)[1]
+            prefixed = {
+                v for k, v in engine.count_sql(query, ANY)[1].items() if whole_values[k] != v
+            }
+            got, seen = _captured(museum.engine, engine.count_whole_first, conn, query, cap)
+            assert (got == cap) is not runs
+            ((sql, params),) = seen
+            cursor = dbapi.cursor()
+            try:
+                if postgres:
+                    cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params)
+                    plan = "\n".join(row[0] for row in cursor.fetchall())
+                    assert ("never executed" in plan) is not runs, plan
+                    continue
+                broken = tuple(")(" if v in prefixed else v for v in params)
+                assert broken != params
+                if runs:
+                    with pytest.raises(Exception, match="syntax error"):
+                        cursor.execute(sql, broken)
+                else:
+                    cursor.execute(sql, broken)
+                    assert cursor.fetchall()[0][0] == cap
+            finally:
+                cursor.close()
