@@ -177,7 +177,7 @@ def serve(
     env: dict[str, str],
     cores: str | None = None,
     server: str = "waitress",
-    threads: int = 4,
+    threads: int | None = None,
 ) -> Server:
     """Start ``artcat serve SERVICE --workers N`` (or the baseline) on a free port.
 
@@ -191,16 +191,18 @@ def serve(
         argv = [str(Path(sys.executable).with_name("granian")), "--interface", "wsgi"]
         argv += ["--factory", f"bench.granian_app:{factory}", "--working-dir", str(ROOT)]
         argv += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
-        argv += ["--blocking-threads", str(threads), "--no-ws", "--http", "1"]
+        argv += ["--blocking-threads", str(threads or 4), "--no-ws", "--http", "1"]
         argv += ["--log-level", "warning"]
     elif service == "baseline":
         argv = [sys.executable, str(ROOT / "bench" / "hello_app.py")]
     else:
         argv = [ARTCAT, "serve", service, "--no-demo"]
     if argv[-1] != "warning":
-        # The baseline keeps waitress's 4 threads: the ratios stay comparable across runs.
-        served = 4 if service == "baseline" else threads
-        argv += ["--port", str(port), "--workers", str(workers), "--threads", str(served)]
+        argv += ["--port", str(port), "--workers", str(workers)]
+        # The baseline keeps waitress's 4 threads (the ratios stay comparable across runs);
+        # a service, its own default unless told.
+        if service == "baseline" or threads is not None:
+            argv += ["--threads", str(4 if service == "baseline" else threads)]
     if cores is not None and shutil.which("taskset"):
         argv = ["taskset", "-c", cores, *argv]
     return start(name, argv, env, port)
@@ -573,13 +575,17 @@ def running(
     env: dict[str, str],
     cores: str | None = None,
     server: str = "waitress",
-    threads: int = 4,
+    threads: int | None = None,
 ) -> Iterator[dict[str, Server]]:
     """Start the named servers (each with its own extra environment); stop them all after."""
     servers: dict[str, Server] = {}
     try:
         for name, service, workers, extra in specs:
-            servers[name] = serve(name, service, workers, {**env, **extra}, cores, server, threads)
+            # A server's own thread count (``--compare-threads``) travels in its environment.
+            extra = dict(extra)
+            given = extra.pop("BENCH_THREADS", None)
+            served = int(given) if given is not None else threads
+            servers[name] = serve(name, service, workers, {**env, **extra}, cores, server, served)
         yield servers
     finally:
         for server in servers.values():
@@ -674,7 +680,16 @@ def main() -> None:
     parser.add_argument(
         "--server", choices=["waitress", "granian"], default="waitress", help="catalog's server"
     )
-    parser.add_argument("--threads", type=int, default=4, help="each server's threads")
+    parser.add_argument(
+        "--threads", type=int, help="the services' threads (default: each service's own)"
+    )
+    parser.add_argument(
+        "--compare-threads",
+        type=int,
+        metavar="N",
+        help="serve the --compare checkout's catalog with N threads (--compare . compares "
+        "thread counts of this checkout, in the same run)",
+    )
     parser.add_argument(
         "--paths",
         metavar="NAMES",
@@ -698,7 +713,8 @@ def main() -> None:
     out = ["## Machine", "", *(f"- {k}: {v}" for k, v in info.items()), ""]
     out.append(f"- artworks in the catalog: {fx.artworks:,}")
     out.append(f"- {args.runs} runs of {args.duration:g} s per path, medians; wrk 2 threads")
-    out.append(f"- catalog and baseline served by {args.server}, {args.threads} threads each")
+    threads = args.threads or "the services' default"
+    out.append(f"- catalog and baseline served by {args.server}; threads: {threads}")
     out.append("")
 
     setups = [("pinned: 1 worker on core 0, wrk on core 1", 1, 1)]  # (title, workers, wrk core)
@@ -713,7 +729,9 @@ def main() -> None:
                 ("baseline", "baseline", workers, {}),
             ]
             if args.compare:
-                before = {"PYTHONPATH": args.compare}
+                before = {"PYTHONPATH": str(Path(args.compare).resolve())}
+                if args.compare_threads:
+                    before["BENCH_THREADS"] = str(args.compare_threads)
                 specs += [
                     ("resource-before", "resource", workers, before),
                     (
