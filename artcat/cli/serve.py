@@ -12,7 +12,7 @@ from common.settings import AuthSettings, ResourceSettings, SettingsError
 from common.workers import pin_to_one_core, serve_workers
 
 # Threads per process when --threads is not given (bench/README.md: on PostgreSQL, 6 threads
-# served the catalog 7 to 34% faster than 4, path by path, in the same run; on SQLite, where
+# served the catalog 2 to 34% faster than 4, path by path, in the same run; on SQLite, where
 # a read does not wait on another process, alike).
 DEFAULT_THREADS = {"resource": 6}
 
