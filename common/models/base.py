@@ -37,20 +37,40 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        return value.replace(tzinfo=UTC)
+        return as_utc(value)
 
     def result_processor(self, dialect: Dialect, coltype: object) -> Any:
-        """Read SQLite's text with one C call a value (``fromisoformat`` parses the format
-        SQLAlchemy writes, ``2024-01-31 12:00:00.000000``), where the DateTime type's own
-        parser and this decorator's chain cost five times as much on a catalog page."""
+        """Read SQLite's text with one C call a value: ``fromisoformat`` parses the format
+        SQLAlchemy writes (``2024-01-31 12:00:00.000000``) with a UTC offset appended, where
+        the DateTime type's own parser and this decorator's chain cost five times as much on a
+        catalog page (and ``replace(tzinfo=UTC)`` alone, four times the parse)."""
         if dialect.name != "sqlite":
             return super().result_processor(dialect, coltype)
         parse = datetime.fromisoformat
 
         def process(value: str | None) -> datetime | None:
-            return None if value is None else parse(value).replace(tzinfo=UTC)
+            if value is None:
+                return None
+            try:
+                return parse(value + "+00:00")
+            except ValueError:  # not as SQLAlchemy writes it (an offset already, say)
+                return as_utc(parse(value))
 
         return process
+
+
+_combine = datetime.combine
+
+
+def as_utc(value: datetime) -> datetime:
+    """Return ``value`` as an aware UTC datetime, a naive one taken as UTC.
+
+    ``datetime.combine`` builds it in a fifth of the time of ``replace(tzinfo=UTC)`` (whose
+    keyword arguments cost a microsecond: two timestamps a row, forty rows a catalog page).
+    """
+    if value.tzinfo is None:
+        return _combine(value, value.time(), UTC)
+    return value.astimezone(UTC)
 
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
