@@ -11,23 +11,12 @@ from common.serve import proxy_options, run_waitress
 from common.settings import AuthSettings, ResourceSettings, SettingsError
 from common.workers import pin_to_one_core, serve_workers
 
-# Threads per process when --threads is not given (bench/README.md: on PostgreSQL, 6 threads
-# served the catalog 2 to 34% faster than 4, path by path, in the same run; on SQLite, where
-# a read does not wait on another process, alike).
-DEFAULT_THREADS = {"resource": 6}
-
 
 @click.command()
 @click.argument("service", type=click.Choice(["all", "auth", "resource"]), default="all")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option(
-    "--threads",
-    type=click.IntRange(1, 64),
-    help="Threads per process. Default: 6 for the catalog (resource), whose requests wait on "
-    "Redis and the database, waits more threads overlap; 4 for the auth server and all, "
-    "where each sign-in's argon2 hash holds ARGON2_MEMORY_COST (64 MiB) while it runs.",
-)
+@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 64))
 @click.option(
     "--workers",
     default=1,
@@ -41,16 +30,12 @@ DEFAULT_THREADS = {"resource": 6}
     is_flag=True,
     help="Do not load the demo data on first start (it is never loaded in production).",
 )
-def serve(
-    service: str, host: str, port: int, threads: int | None, workers: int, no_demo: bool
-) -> None:
+def serve(service: str, host: str, port: int, threads: int, workers: int, no_demo: bool) -> None:
     """Serve both services on one port (all), or one of them.
 
     SIGTERM (or Ctrl-C) stops gracefully: new connections are refused, the requests in flight
     are answered (for at most SHUTDOWN_GRACE seconds), then the process exits.
     """
-    if threads is None:
-        threads = DEFAULT_THREADS.get(service, 4)
     try:
         auth_settings = AuthSettings.from_env()
         resource_settings = ResourceSettings.from_env()

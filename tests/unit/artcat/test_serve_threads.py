@@ -1,4 +1,4 @@
-"""``artcat serve``: each service's threads per process unless ``--threads`` says."""
+"""``artcat serve``: 4 threads per process unless ``--threads`` says."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     ("args", "threads"),
     [
-        (["resource"], 6),  # the catalog waits on Redis and the database: more overlap
-        (["auth"], 4),  # each sign-in's argon2 hash holds its memory while it runs
+        (["resource"], 4),
+        (["auth"], 4),
         (["all"], 4),
         (["resource", "--threads", "3"], 3),
         (["auth", "--threads", "8"], 8),
