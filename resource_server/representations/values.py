@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from common.ids import format_ts
+from common.ids import as_utc, format_ts
 from resource_server.queries.rows import select_rows
 
 
@@ -21,7 +21,7 @@ def ts(value: datetime | None) -> str | None:
     """
     if value is None:
         return None
-    aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    aware = as_utc(value)
     if aware.year < 1000:
         return format_ts(aware)
     return aware.isoformat(timespec="seconds")

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from sqlalchemy.dialects import postgresql, sqlite
 
-from common.ids import utcnow
-from common.models.base import UTCDateTime, as_utc
+from common.ids import as_utc, utcnow
+from common.models.base import UTCDateTime
 
 NAIVE = [
     datetime(2024, 1, 31, 12, 0, 1, 5),
