@@ -44,6 +44,9 @@ Statement = Select[Any] | TextClause
 
 # A text statement's lists are written out for at most this many lengths (then afresh).
 MAX_LENGTHS = 64
+# A bound parameter of a text statement as ``text()`` reads it: ``:name``, not after a colon,
+# a word or a backslash (``::type`` and ``\:`` are not parameters).
+BOUND_PARAMETER = re.compile(r"(?<![:\w\\]):(\w+)(?![\w:])")
 
 
 class Prepared:
@@ -107,11 +110,13 @@ class Prepared:
     def _write_out(self, lengths: tuple[int, ...]) -> TextClause:
         """Return the text statement with each list parameter written as that many."""
         assert isinstance(self.statement, TextClause)
-        sql = self.statement.text
-        for name, length in zip(self._lists, lengths, strict=True):
-            items = ", ".join(f":{name}__{i}" for i in range(1, length + 1))
-            # The bound-parameter syntax of ``text()``: ``:name`` not after a colon or a word.
-            sql = re.sub(rf"(?<![:\w\\]):{name}(?![\w:])", f"({items})", sql)
+        written = {
+            name: "(" + ", ".join(f":{name}__{i}" for i in range(1, length + 1)) + ")"
+            for name, length in zip(self._lists, lengths, strict=True)
+        }
+        sql = BOUND_PARAMETER.sub(
+            lambda bound: written.get(bound.group(1), bound.group(0)), self.statement.text
+        )
         kept = [b for b in self.statement._bindparams.values() if not b.expanding]
         return text(sql).bindparams(*kept) if kept else text(sql)
 

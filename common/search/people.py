@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from operator import attrgetter
 from typing import Any, cast
 
 from sqlalchemy import Connection, Table, and_, bindparam, delete, select
@@ -105,12 +106,8 @@ def find_people(conn: Connection, query: ParsedQuery) -> list[Any]:
     the fields a result shows (``HIT_FIELDS``): their tier's hits, read with the lookup."""
     if not query.words or (query.kinds and "artist" not in query.kinds):
         return []
-    found = sorted(_NAMED.rows(conn, {"key": query_key(query)}), key=_by_id)
+    found = sorted(_NAMED.rows(conn, {"key": query_key(query)}), key=attrgetter("id"))
     return found[:MAX_PEOPLE]
-
-
-def _by_id(row: Any) -> int:
-    return int(row.id)
 
 
 def write_names(conn: Connection, documents: list[Row]) -> int:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import Connection, Engine, Row, bindparam, text
 
-from common.api.prepared import Prepared
+from common.api.prepared import BOUND_PARAMETER, Prepared
 from common.search.models import TITLE_KEY_CHARS
 from common.search.text import ParsedQuery
 
@@ -79,8 +79,6 @@ def with_lists(query: ParsedQuery, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# A bound parameter of a text statement (``:name``; not ``::type``), as ``text()`` reads them.
-_BOUND = re.compile(r"(?<![:\w\\]):(\w+)(?![\w:])")
 # The parameters both counts of ``count_whole_first`` share.
 _SHARED = frozenset(("cap", "kinds", "people"))
 
@@ -104,10 +102,15 @@ def count_whole_first(engine: SearchEngine, conn: Connection, query: ParsedQuery
         name = bound.group(1)
         return bound.group(0) if name in _SHARED else f":whole_{name}"
 
-    whole_sql = _BOUND.sub(renamed, whole_sql)
+    whole_sql = BOUND_PARAMETER.sub(renamed, whole_sql)
     values = {**values, **{f"whole_{k}": v for k, v in whole_values.items() if k not in _SHARED}}
     combined = f"SELECT CASE WHEN ({whole_sql}) >= :cap THEN :cap ELSE ({sql}) END"
-    stmt = statement(combined, ":kinds" in combined, ":people" in combined)
+    return run_count(conn, combined, values, cap)
+
+
+def run_count(conn: Connection, sql: str, values: dict[str, Any], cap: int) -> int:
+    """Run a count statement (``count_sql``'s, or a combination of them) with ``:cap`` bound."""
+    stmt = statement(sql, ":kinds" in sql, ":people" in sql)
     return int(stmt.scalar(conn, {**values, "cap": cap}))
 
 
@@ -127,11 +130,6 @@ class SearchEngine(Protocol):
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, Any]]:
         """Return the SQL of :meth:`count` (``:cap`` left unbound) and its values, the
         query's lists among them (``with_lists``)."""
-        ...
-
-    def count_whole_first(self, conn: Connection, query: ParsedQuery, cap: int) -> int:
-        """Return the ``ANY`` tier's size up to ``cap``, the whole last word counted first
-        (:func:`count_whole_first`)."""
         ...
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:

@@ -25,7 +25,7 @@ from common.search.plan import (
     PHRASE,
     PREFIX,
     TITLE,
-    count_whole_first,
+    run_count,
     statement,
     title_key,
     with_fields,
@@ -144,19 +144,12 @@ class PostgresEngine:
     def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
         """Return the size of a tier's set up to ``cap``, found on its own index (B-tree or
         GIN): the heap is read for ``cap`` matches at most, not for every match."""
-        sql, values = self.count_sql(query, tier)
-        stmt = statement(sql, bool(query.kinds), bool(query.people))
-        return int(stmt.scalar(conn, {**values, "cap": cap}))
+        return run_count(conn, *self.count_sql(query, tier), cap)
 
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, object]]:
         """Return the statement of :meth:`count` (``:cap`` unbound) and its values."""
         sql = _sql("1", "search_documents", _MATCH[tier], query, capped_count=True)
         return sql, _params(query)
-
-    def count_whole_first(self, conn: Connection, query: ParsedQuery, cap: int) -> int:
-        """Return the ``ANY`` tier's size up to ``cap``, the whole last word counted first, in
-        one statement (``plan.count_whole_first``)."""
-        return count_whole_first(self, conn, query, cap)
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, stopping at the first match."""

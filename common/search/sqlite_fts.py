@@ -17,7 +17,7 @@ from common.search.plan import (
     PHRASE,
     PREFIX,
     TITLE,
-    count_whole_first,
+    run_count,
     statement,
     title_key,
     with_fields,
@@ -112,9 +112,7 @@ class SqliteEngine:
     def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
         """Return the size of a tier's set up to ``cap``: a B-tree count, or an FTS5 count of
         postings, reading ``cap`` matches at most."""
-        sql, values = self.count_sql(query, tier)
-        stmt = statement(sql, bool(query.kinds) and ":kinds" in sql, bool(query.people))
-        return int(stmt.scalar(conn, {**values, "cap": cap}))
+        return run_count(conn, *self.count_sql(query, tier), cap)
 
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, object]]:
         """Return the statement of :meth:`count` (``:cap`` unbound) and its values."""
@@ -125,11 +123,6 @@ class SqliteEngine:
             return _people_left_out(template, query, "id"), with_lists(query, params)
         match = _with_kinds(expressions(query)[tier], query)
         return _people_left_out(_COUNT, query), with_lists(query, {"m": match})
-
-    def count_whole_first(self, conn: Connection, query: ParsedQuery, cap: int) -> int:
-        """Return the ``ANY`` tier's size up to ``cap``, the whole last word counted first, in
-        one statement (``plan.count_whole_first``)."""
-        return count_whole_first(self, conn, query, cap)
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, reading one posting."""

@@ -19,7 +19,7 @@ from common.api.errors import ParamError
 from common.search import spelling
 from common.search.documents import KINDS
 from common.search.people import find_people
-from common.search.plan import ANY, PERSON, SearchEngine, tiers_for
+from common.search.plan import ANY, PERSON, SearchEngine, count_whole_first, tiers_for
 from common.search.registry import engine_for
 from common.search.text import ParsedQuery, parse_query, split_kind_filter
 
@@ -150,7 +150,7 @@ def count_matches(conn: Connection, engine: SearchEngine, query: ParsedQuery) ->
     ):
         return WINDOW
     if query.prefix:
-        return engine.count_whole_first(conn, query, WINDOW)
+        return count_whole_first(engine, conn, query, WINDOW)
     return engine.count(conn, query, ANY, WINDOW)
 
 

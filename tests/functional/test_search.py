@@ -20,7 +20,7 @@ from common.models import Artist
 from common.search import spelling
 from common.search.indexer import reindex
 from common.search.models import SearchDocument, SearchWord
-from common.search.plan import ANY
+from common.search.plan import ANY, count_whole_first
 from common.search.registry import engine_for
 from common.search.text import fold, parse_query
 from common.settings import ResourceSettings, Settings
@@ -518,7 +518,7 @@ def test_a_prefix_query_is_counted_in_one_statement_as_its_two_counts(
                     expected = cap
                 else:
                     expected = engine.count(conn, asked, ANY, cap)
-                got, seen = _captured(museum.engine, engine.count_whole_first, conn, asked, cap)
+                got, seen = _captured(museum.engine, count_whole_first, engine, conn, asked, cap)
                 assert (got, len(seen)) == (expected, 1), (asked, cap)
 
 
@@ -537,7 +537,7 @@ def test_the_prefix_is_not_counted_when_the_whole_word_fills_the_cap(museum: Mus
             prefixed = {
                 v for k, v in engine.count_sql(query, ANY)[1].items() if whole_values[k] != v
             }
-            got, seen = _captured(museum.engine, engine.count_whole_first, conn, query, cap)
+            got, seen = _captured(museum.engine, count_whole_first, engine, conn, query, cap)
             assert (got == cap) is not runs
             ((sql, params),) = seen
             cursor = dbapi.cursor()
