@@ -1,9 +1,8 @@
-"""WSGI factories for serving the benchmark's apps with granian (``http_bench.py --server``).
+"""The baseline's WSGI factory for granian (``http_bench.py --server granian``):
 
-    granian --interface wsgi --factory bench.granian_app:resource --workers 1 --port 8100
+    granian --interface wsgi --factory bench.granian_app:hello --workers 1 --port 8100
 
-Each factory builds its app in the granian worker process, from the environment, as
-``artcat serve`` builds it for waitress.
+The services themselves are served by ``artcat serve --server granian``.
 """
 
 from __future__ import annotations
@@ -20,14 +19,3 @@ def hello() -> Any:
     from bench.hello_app import build_app
 
     return build_app()
-
-
-def resource() -> Any:
-    """Return the catalog, as ``artcat serve resource`` builds it."""
-    from artcat.launch import build_wsgi
-    from common.observability import configure_logging
-    from common.settings import AuthSettings, ResourceSettings
-
-    resource_settings = ResourceSettings.from_env()
-    configure_logging(resource_settings.log_level, access=resource_settings.access_log)
-    return build_wsgi("resource", AuthSettings.from_env(), resource_settings)

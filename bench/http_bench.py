@@ -182,25 +182,27 @@ def serve(
     """Start ``artcat serve SERVICE --workers N`` (or the baseline) on a free port.
 
     ``cores`` (a taskset list such as "0") confines the server to those cores: it pins its
-    workers within them. ``server`` "granian" serves the baseline and the catalog with granian
-    (WSGI mode, ``bench/granian_app.py``) instead; the auth server stays on waitress.
+    workers within them. ``server`` is the services' (``artcat serve --server``); under
+    "granian" the baseline is served by granian too (``bench/granian_app.py``).
     """
     port = free_port()
-    if server == "granian" and service in ("baseline", "resource"):
-        factory = "hello" if service == "baseline" else "resource"
+    if server == "granian" and service == "baseline":
         argv = [str(Path(sys.executable).with_name("granian")), "--interface", "wsgi"]
-        argv += ["--factory", f"bench.granian_app:{factory}", "--working-dir", str(ROOT)]
+        argv += ["--factory", "bench.granian_app:hello", "--working-dir", str(ROOT)]
         argv += ["--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
-        argv += ["--blocking-threads", str(threads or 4), "--no-ws", "--http", "1"]
+        # As ``artcat serve --server granian`` serves: HTTP/1.1 and HTTP/2 (auto).
+        argv += ["--blocking-threads", "4", "--no-ws", "--http", "auto"]
         argv += ["--log-level", "warning"]
     elif service == "baseline":
         argv = [sys.executable, str(ROOT / "bench" / "hello_app.py")]
     else:
         argv = [ARTCAT, "serve", service, "--no-demo"]
+        if server != "waitress":  # an older checkout (--compare) serves waitress, unasked
+            argv += ["--server", server]
     if argv[-1] != "warning":
         argv += ["--port", str(port), "--workers", str(workers)]
-        # The baseline keeps waitress's 4 threads (the ratios stay comparable across runs);
-        # a service, its own default unless told.
+        # The baseline keeps 4 threads (the ratios stay comparable across runs); a service,
+        # its own default unless told.
         if service == "baseline" or threads is not None:
             argv += ["--threads", str(4 if service == "baseline" else threads)]
     if cores is not None and shutil.which("taskset"):
@@ -583,9 +585,11 @@ def running(
         for name, service, workers, extra in specs:
             # A server's own thread count (``--compare-threads``) travels in its environment.
             extra = dict(extra)
+            # and its own server (``--compare-server``).
             given = extra.pop("BENCH_THREADS", None)
             served = int(given) if given is not None else threads
-            servers[name] = serve(name, service, workers, {**env, **extra}, cores, server, served)
+            by = extra.pop("BENCH_SERVER", server)
+            servers[name] = serve(name, service, workers, {**env, **extra}, cores, by, served)
         yield servers
     finally:
         for server in servers.values():
@@ -691,6 +695,12 @@ def main() -> None:
         "thread counts of this checkout, in the same run)",
     )
     parser.add_argument(
+        "--compare-server",
+        choices=["waitress", "granian"],
+        help="serve the --compare checkout's catalog with this server (--compare . compares "
+        "the two servers on this checkout, in the same run; the baseline is --server's)",
+    )
+    parser.add_argument(
         "--paths",
         metavar="NAMES",
         help="only the catalog paths whose names start with one of these (comma-separated; "
@@ -732,6 +742,8 @@ def main() -> None:
                 before = {"PYTHONPATH": str(Path(args.compare).resolve())}
                 if args.compare_threads:
                     before["BENCH_THREADS"] = str(args.compare_threads)
+                if args.compare_server:
+                    before["BENCH_SERVER"] = args.compare_server
                 specs += [
                     ("resource-before", "resource", workers, before),
                     (

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from artcat.launch import build_wsgi, first_start, print_banner, wants_demo
+from common.granian_serve import run_granian
 from common.logs import configure_logging
 from common.redis_store import connect_redis
 from common.serve import proxy_options, run_waitress
-from common.settings import AuthSettings, ResourceSettings, SettingsError
+from common.settings import AuthSettings, ResourceSettings, SettingsError, settings_names
 from common.workers import pin_to_one_core, serve_workers
 
 
@@ -26,11 +29,26 @@ from common.workers import pin_to_one_core, serve_workers
     "One process is pinned too: its threads on several cores would convoy on the GIL.",
 )
 @click.option(
+    "--server",
+    type=click.Choice(["auto", "granian", "waitress"]),
+    default=None,
+    help="The HTTP server (default: WSGI_SERVER, whose default is waitress in development, "
+    "granian on staging and in production).",
+)
+@click.option(
     "--no-demo",
     is_flag=True,
     help="Do not load the demo data on first start (it is never loaded in production).",
 )
-def serve(service: str, host: str, port: int, threads: int, workers: int, no_demo: bool) -> None:
+def serve(
+    service: str,
+    host: str,
+    port: int,
+    threads: int,
+    workers: int,
+    server: str | None,
+    no_demo: bool,
+) -> None:
     """Serve both services on one port (all), or one of them.
 
     SIGTERM (or Ctrl-C) stops gracefully: new connections are refused, the requests in flight
@@ -39,6 +57,8 @@ def serve(service: str, host: str, port: int, threads: int, workers: int, no_dem
     try:
         auth_settings = AuthSettings.from_env()
         resource_settings = ResourceSettings.from_env()
+        if server is not None:
+            resource_settings = replace(resource_settings, wsgi_server=server)
     except SettingsError as ex:  # said plainly, without a traceback
         raise click.ClickException(str(ex)) from None
     configure_logging(resource_settings.log_level, access=resource_settings.access_log)
@@ -47,6 +67,24 @@ def serve(service: str, host: str, port: int, threads: int, workers: int, no_dem
     )
     url = resource_settings.public_url or f"http://{host}:{port}"
     grace = resource_settings.shutdown_grace
+    if resource_settings.server == "granian":
+        if resource_settings.embedded_redis:
+            connect_redis(resource_settings)  # the parent owns the embedded server
+        print_banner(
+            f"{service} (granian, {workers} worker{'s' if workers > 1 else ''})", url, demo
+        )
+        run_granian(
+            lambda: build_wsgi(service, auth_settings, resource_settings),
+            host,
+            port,
+            workers=workers,
+            threads=threads,
+            grace=grace,
+            metrics_dir=resource_settings.metrics_dir,
+            proxy=proxy_options(resource_settings),
+            settings_names=settings_names(),
+        )
+        return
     if workers == 1:
         app = build_wsgi(service, auth_settings, resource_settings)  # an embedded Redis: unpinned
         print_banner(service, url, demo)

@@ -225,12 +225,16 @@ def running(services: Sequence[tuple[str, dict[str, str]]], logs: Path) -> Itera
 
 @contextlib.contextmanager
 def two_resources_and_auth(
-    settings: Settings, redis_url: str, instance: Path
+    settings: Settings, redis_url: str, instance: Path, *, server: str = "waitress"
 ) -> Iterator[list[Service]]:
     """Two resource processes and one auth process on the test database and ``redis_url``
-    (separate processes, separate ports), stopped afterwards."""
+    (separate processes, separate ports, served by ``server``), stopped afterwards."""
     env = service_env(
-        settings, database_url=settings.sqlalchemy_url, redis_url=redis_url, instance_dir=instance
+        settings,
+        database_url=settings.sqlalchemy_url,
+        redis_url=redis_url,
+        instance_dir=instance,
+        WSGI_SERVER=server,
     )
     with running(
         [("resource", env), ("resource", env), ("auth", env)], instance / "logs"

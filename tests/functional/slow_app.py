@@ -1,12 +1,14 @@
 """A small WSGI app served by the project's runners, for the graceful shutdown tests.
 
     python -m tests.functional.slow_app PORT WORKDIR [--workers N] [--grace SECONDS]
+        [--server waitress|granian]
 
 ``/slow?NAME`` creates ``WORKDIR/NAME.started``, then waits (at most a minute) for the test to
 create ``WORKDIR/NAME.release`` before it answers 200 with a 200 KB body ending in ``end``: a
 request kept in flight for as long as the test wants, without any sleep to time. ``/pid``
-answers the pid of the process that served it. Both go through the observability middleware,
-so ``/metrics`` and the access lines are those of the real services.
+answers the pid of the process that served it, ``/environ`` the names in its WSGI environ
+(under granian, ``SLOW_APP_SECRET`` is a setting each worker forgets). All go through the
+observability middleware, so ``/metrics`` and the access lines are those of the real services.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common.granian_serve import run_granian
 from common.logs import configure_logging
 from common.observability import ROUTE_KEY, Observer
 from common.serve import WSGIApp, run_waitress
@@ -32,6 +35,8 @@ def build_app(workdir: Path) -> WSGIApp:
         path = environ.get("PATH_INFO", "")
         environ[ROUTE_KEY] = path
         body = str(os.getpid()).encode()
+        if path == "/environ":
+            body = "\n".join(sorted(environ)).encode()
         if path == "/slow":
             name = environ.get("QUERY_STRING") or "slow"
             (workdir / f"{name}.started").touch()
@@ -55,9 +60,20 @@ def main() -> None:
     parser.add_argument("workdir", type=Path)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--grace", type=float, default=30.0)
+    parser.add_argument("--server", choices=["waitress", "granian"], default="waitress")
     args = parser.parse_args()
     configure_logging("INFO")
-    if args.workers == 1:
+    if args.server == "granian":
+        run_granian(
+            lambda: build_app(args.workdir),
+            "127.0.0.1",
+            args.port,
+            workers=args.workers,
+            threads=4,
+            grace=args.grace,
+            settings_names=("SLOW_APP_SECRET",),
+        )
+    elif args.workers == 1:
         run_waitress(build_app(args.workdir), "127.0.0.1", args.port, grace=args.grace)
     else:
         serve_workers(

@@ -31,6 +31,11 @@ from tests.functional.slow_app import BODY
 pytestmark = pytest.mark.functional
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 30.0  # a hang guard
+# What each server logs when the grace period ends with a request unfinished.
+UNFINISHED = {
+    "waitress": "stopping with 1 request(s) unfinished",
+    "granian": "Killing worker-1 after it refused to gracefully stop",
+}
 
 
 def refused(port: int) -> bool:
@@ -52,6 +57,7 @@ class Served:
     port: int
     workdir: Path
     log: Path
+    server: str
     responses: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -79,10 +85,11 @@ class Served:
         (self.workdir / f"{name}.release").touch()
 
 
-@pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Any]:
-    """Start slow_app processes; kill whatever is left at the end."""
+@pytest.fixture(params=["waitress", "granian"])
+def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Start slow_app processes, on each of ``artcat serve``'s servers; kill what is left."""
     started: list[Served] = []
+    server = request.param
 
     def start(*args: str) -> Served:
         port = free_port()
@@ -92,13 +99,22 @@ def serve(tmp_path: Path) -> Iterator[Any]:
         log_secrets.LOG_FILES.append(log)
         with log.open("w") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.functional.slow_app", str(port), str(workdir), *args],
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.functional.slow_app",
+                    str(port),
+                    str(workdir),
+                    "--server",
+                    server,
+                    *args,
+                ],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
-        served = Served(proc, port, workdir, log)
+        served = Served(proc, port, workdir, log, server)
         started.append(served)
 
         def ready() -> bool:
@@ -170,7 +186,7 @@ def test_the_grace_period_bounds_the_wait(serve: Any) -> None:
     assert served.proc.wait(timeout=60) == 0, served.output()
     thread.join(timeout=30)
     assert not isinstance(served.responses.get("c"), requests.Response)
-    assert "stopping with 1 request(s) unfinished" in served.output()
+    assert UNFINISHED[served.server] in served.output()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="--workers forks its worker processes")

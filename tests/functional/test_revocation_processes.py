@@ -37,8 +37,9 @@ def world(module_db: Engine, sessions: sessionmaker[Session], auth_settings: Aut
     return make_world(sessions, auth_settings)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["waitress", "granian"])
 def cluster(
+    request: pytest.FixtureRequest,
     world: World,
     redis_server: RedisServer,
     base_settings: Settings,
@@ -46,7 +47,9 @@ def cluster(
 ) -> Iterator[list[Service]]:
     """Two resource processes and one auth process (separate processes, separate ports)."""
     instance = tmp_path_factory.mktemp("revocation")
-    with two_resources_and_auth(base_settings, redis_server.url, instance) as services:
+    with two_resources_and_auth(
+        base_settings, redis_server.url, instance, server=request.param
+    ) as services:
         yield services
 
 

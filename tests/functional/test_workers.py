@@ -1,4 +1,5 @@
-"""`artcat serve resource --workers 2`: pinned processes sharing one port, supervised."""
+"""`artcat serve resource --workers 2`: pinned processes sharing one port, supervised, on
+either server."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def workers_of(pid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux CPU affinity")
-def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) -> None:
+@pytest.mark.parametrize("server", ["waitress", "granian"])
+def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path, server: str) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(INSTANCE_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
@@ -60,6 +62,8 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
                 "resource",
                 "--workers",
                 "2",
+                "--server",
+                server,
                 "--port",
                 str(port),
             ],

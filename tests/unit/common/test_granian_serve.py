@@ -1,0 +1,157 @@
+"""The rules granian's workers apply before the app (``common.granian_serve``), in-process."""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import orjson
+import pytest
+
+from common.granian_serve import RequestRules, forget_settings, guarded
+from common.serve import MAX_REQUEST_BODY
+from common.settings import settings_names
+
+
+class Stream(io.BytesIO):
+    """A request body that counts what was read of it."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.taken = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        part = super().read(size)
+        self.taken += len(part)
+        return part
+
+
+def environ(body: bytes = b"", **extra: Any) -> dict[str, Any]:
+    env: dict[str, Any] = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/api/collections",
+        "QUERY_STRING": "",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": Stream(body),
+    }
+    env.update(extra)
+    return env
+
+
+class Echo:
+    """An app that answers the body it read and the environ it saw."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, Any] | None = None
+
+    def __call__(self, env: dict[str, Any], start_response: Any) -> list[bytes]:
+        self.seen = dict(env)
+        length = int(env.get("CONTENT_LENGTH") or 0)
+        body = env["wsgi.input"].read(length)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [body]
+
+
+def call(app: Any, env: dict[str, Any]) -> tuple[str, dict[str, str], bytes]:
+    answer: dict[str, Any] = {}
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+        answer.update(status=status, headers=dict(headers))
+
+    body = b"".join(app(env, start_response))
+    return answer["status"], answer["headers"], body
+
+
+def test_a_declared_length_over_the_limit_is_refused_unread() -> None:
+    app = Echo()
+    env = environ(b"x" * 10, CONTENT_LENGTH=str(MAX_REQUEST_BODY + 1))
+    status, headers, body = call(RequestRules(app), env)
+    assert status == "413 Request Entity Too Large"
+    assert str(MAX_REQUEST_BODY) in orjson.loads(body)["message"]
+    assert headers["Server"] == "artcat" and headers["Connection"] == "close"
+    assert app.seen is None and env["wsgi.input"].taken == 0
+
+
+@pytest.mark.parametrize("length", ["-1", "ten", "1e3"])
+def test_a_malformed_length_is_a_400(length: str) -> None:
+    app = Echo()
+    status, _, body = call(RequestRules(app), environ(b"abc", CONTENT_LENGTH=length))
+    assert status == "400 Bad Request" and b"Content-Length" in body
+    assert app.seen is None
+
+
+def test_a_chunked_body_under_the_limit_is_passed_on_whole_with_its_length() -> None:
+    app = Echo()
+    data = b"y" * (MAX_REQUEST_BODY - 3)
+    env = environ(data, HTTP_TRANSFER_ENCODING="Chunked")
+    status, headers, body = call(RequestRules(app), env)
+    assert (status, body) == ("200 OK", data)
+    assert headers["Server"] == "artcat"
+    assert app.seen is not None
+    assert app.seen["CONTENT_LENGTH"] == str(len(data))
+    assert "HTTP_TRANSFER_ENCODING" not in app.seen
+
+
+def test_a_chunked_body_over_the_limit_is_read_no_further() -> None:
+    app = Echo()
+    env = environ(b"z" * (8 * MAX_REQUEST_BODY), HTTP_TRANSFER_ENCODING="chunked")
+    status, _, _ = call(RequestRules(app), env)
+    assert status == "413 Request Entity Too Large" and app.seen is None
+    assert MAX_REQUEST_BODY < env["wsgi.input"].taken <= MAX_REQUEST_BODY + 64 * 1024
+
+
+def test_an_http2_body_of_no_stated_length_is_bounded_and_the_answer_has_no_connection() -> None:
+    app = Echo()
+    env = environ(b"z" * (2 * MAX_REQUEST_BODY), SERVER_PROTOCOL="HTTP/2")
+    status, headers, _ = call(RequestRules(app), env)
+    assert status.startswith("413") and "Connection" not in headers
+    status, _, body = call(RequestRules(app), environ(b"small", SERVER_PROTOCOL="HTTP/2"))
+    assert (status, body) == ("200 OK", b"small")
+
+
+def test_a_body_with_its_length_goes_to_the_app_untouched() -> None:
+    app = Echo()
+    stream_env = environ(b"hello", CONTENT_LENGTH="5")
+    stream = stream_env["wsgi.input"]
+    status, _, body = call(RequestRules(app), stream_env)
+    assert (status, body) == ("200 OK", b"hello")
+    assert app.seen is not None and app.seen["wsgi.input"] is stream
+
+
+FORGED = {"HTTP_X_FORWARDED_FOR": "203.0.113.9", "HTTP_X_FORWARDED_PROTO": "https"}
+
+
+def test_forwarding_headers_of_an_untrusted_peer_are_dropped() -> None:
+    app = Echo()
+    call(guarded(app, {}), environ(CONTENT_LENGTH="0", **FORGED))
+    assert app.seen is not None
+    assert app.seen["REMOTE_ADDR"] == "127.0.0.1" and app.seen["wsgi.url_scheme"] == "http"
+    assert not set(FORGED) & set(app.seen)
+    # A proxy trusted elsewhere is not this peer.
+    call(guarded(app, {"trusted_proxy": "10.0.0.1"}), environ(CONTENT_LENGTH="0", **FORGED))
+    assert app.seen["REMOTE_ADDR"] == "127.0.0.1" and not set(FORGED) & set(app.seen)
+
+
+def test_forwarding_headers_of_the_trusted_proxy_are_believed() -> None:
+    app = Echo()
+    proxy = {
+        "trusted_proxy": "127.0.0.1",
+        "trusted_proxy_count": 1,
+        "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-proto"},
+    }
+    call(guarded(app, proxy), environ(CONTENT_LENGTH="0", **FORGED))
+    assert app.seen is not None
+    assert app.seen["REMOTE_ADDR"] == "203.0.113.9" and app.seen["wsgi.url_scheme"] == "https"
+
+
+def test_a_worker_forgets_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    names = settings_names()
+    assert {"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "WSGI_SERVER"} <= set(names)
+    monkeypatch.setenv("SECRET_KEY", "k" * 40)
+    monkeypatch.setenv("UNRELATED_VARIABLE", "kept")
+    forget_settings(names)
+    assert "SECRET_KEY" not in os.environ
+    assert os.environ["UNRELATED_VARIABLE"] == "kept"
