@@ -3,6 +3,7 @@ FROM python:3.12-slim
 
 WORKDIR /build
 COPY pyproject.toml README.md ./
+COPY artcat ./artcat
 COPY common ./common
 COPY auth_server ./auth_server
 COPY resource_server ./resource_server

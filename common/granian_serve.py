@@ -57,7 +57,7 @@ def _refuse(
         ("Content-Length", str(len(body))),
         ("Server", SERVER_NAME),
     ]
-    if environ["SERVER_PROTOCOL"] != "HTTP/2":
+    if environ.get("SERVER_PROTOCOL") != "HTTP/2":
         headers.append(("Connection", "close"))
     start_response(f"{error.status} {HTTP_REASONS[error.status]}", headers)
     return [body]
@@ -83,11 +83,11 @@ class RequestRules:
             if length > self.limit:
                 return _refuse(environ, start_response, self._too_large())
         elif (
-            environ["SERVER_PROTOCOL"] == "HTTP/2"
+            environ.get("SERVER_PROTOCOL") == "HTTP/2"
             or "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
         ):
             # A body of unknown length: HTTP/1.1's chunked, or an HTTP/2 stream without one.
-            body = self._read_chunked(environ["wsgi.input"])
+            body = self._read_unsized(environ["wsgi.input"])
             if body is None:
                 return _refuse(environ, start_response, self._too_large())
             # As waitress passes a chunked body on: whole, with its length.
@@ -104,8 +104,8 @@ class RequestRules:
     def _too_large(self) -> TooLarge:
         return TooLarge(f"The request body is larger than {self.limit} bytes.")
 
-    def _read_chunked(self, stream: Any) -> bytes | None:
-        """Read a chunked body whole, or None as soon as it passes the limit."""
+    def _read_unsized(self, stream: Any) -> bytes | None:
+        """Read a body of no stated length whole, or None as soon as it passes the limit."""
         parts: list[bytes] = []
         size = 0
         while True:

@@ -164,7 +164,8 @@ def test_the_image_is_built_not_installed_at_start(compose: dict[str, Any]) -> N
     for name in APP_SERVICES:
         svc = services(compose)[name]
         assert svc.get("build") == "." and "pip install" not in str(svc["command"]), name
-    for package in ("common", "auth_server", "resource_server", "migrations"):
+    # Every package the console script needs, the CLI (artcat) included.
+    for package in ("artcat", "common", "auth_server", "resource_server", "migrations"):
         assert f"COPY {package} " in dockerfile
     assert "pyproject.toml README.md" in dockerfile  # the readme is part of the metadata
 
