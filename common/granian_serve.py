@@ -29,6 +29,7 @@ import multiprocessing
 import os
 import shutil
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -139,6 +140,30 @@ def forget_settings(names: Iterable[str]) -> None:
         os.environ.pop(name, None)
 
 
+def claim_slot(slots: Any) -> int:
+    """Take the first worker slot no live process holds, for this process; return it.
+
+    A worker that replaces a dead one takes its slot, so its core. When every slot is held
+    (a reload starts each new worker before it stops the old one), it takes the slot of the
+    process started first (the lowest pid): the one being replaced.
+    """
+    with slots.get_lock():
+        free = [slot for slot, pid in enumerate(slots) if not (pid and _alive(pid))]
+        slot = free[0] if free else min(range(len(slots)), key=lambda i: slots[i])
+        slots[slot] = os.getpid()
+        return slot
+
+
+def _alive(pid: int) -> bool:
+    """Tell whether a process runs: a zombie (dead, not yet reaped) does not. Where there is
+    no /proc, nothing is pinned either, and which slot a worker takes does not matter."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat.rsplit(b")", 1)[1].split()[0] != b"Z"
+
+
 def run_granian(
     build_app: Callable[[], WSGIApp],
     host: str,
@@ -165,14 +190,12 @@ def run_granian(
     multiprocessing.set_start_method("fork", force=True)
     directory, created = metrics_directory(metrics_dir)
     plan = core_plan()
-    started = multiprocessing.Value("i", 0)
+    # The pid serving each worker slot; slot i is pinned to plan[i % len(plan)].
+    slots = multiprocessing.Array("i", workers)
     forget = tuple(settings_names)
 
     def load(_target: str) -> WSGIApp:  # in each worker, as it starts
-        with started.get_lock():
-            index = started.value
-            started.value += 1
-        pin(plan[index % len(plan)])  # before granian starts this worker's threads
+        pin(plan[claim_slot(slots) % len(plan)])  # before granian starts this worker's threads
         metrics.REGISTRY.start_publishing(directory)
         # The final totals, as the worker exits (multiprocessing runs these finalizers).
         multiprocessing.util.Finalize(None, metrics.REGISTRY.stop_publishing, exitpriority=10)

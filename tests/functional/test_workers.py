@@ -99,6 +99,11 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path, se
 
         poll(replaced, DEADLINE, "the killed worker replaced", interval=0.1)
         poll(ready, DEADLINE, "the server answers again", interval=0.1)
+        # The replacement took the dead worker's core: still one core each.
+        pinned = [os.sched_getaffinity(w) for w in workers_of(proc.pid)]
+        assert all(len(cores) == 1 for cores in pinned)
+        if len(os.sched_getaffinity(0)) > 1:
+            assert pinned[0] != pinned[1]
     finally:
         terminate(proc, timeout=20)
     assert proc.returncode == 0

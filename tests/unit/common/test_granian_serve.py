@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
+import subprocess
+import time
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from common.granian_serve import RequestRules, forget_settings, guarded
+from common.granian_serve import RequestRules, claim_slot, forget_settings, guarded
 from common.serve import MAX_REQUEST_BODY
 from common.settings import settings_names
 
@@ -155,3 +159,33 @@ def test_a_worker_forgets_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     forget_settings(names)
     assert "SECRET_KEY" not in os.environ
     assert os.environ["UNRELATED_VARIABLE"] == "kept"
+
+
+def test_a_worker_takes_a_free_slot_or_the_slot_of_a_dead_or_oldest_one() -> None:
+    slots = multiprocessing.Array("i", 3)
+    assert [claim_slot(slots), claim_slot(slots)] == [0, 1]  # empty slots, in order
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    zombie = subprocess.Popen(["true"])  # exits, and stays unreaped until wait()
+    try:
+        while Path(f"/proc/{zombie.pid}/stat").read_bytes().split(b") ")[1][:1] != b"Z":
+            time.sleep(0.01)
+        slots[0], slots[1], slots[2] = dead.pid, zombie.pid, os.getpid()
+        assert claim_slot(slots) == 0 and slots[0] == os.getpid()  # the dead one's
+        assert claim_slot(slots) == 1  # the zombie's: dead too
+    finally:
+        zombie.wait()
+    # Every slot held by a live process (a reload): the oldest's, the lowest pid.
+    live = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    try:
+        slots[0], slots[1], slots[2] = (
+            max(p.pid for p in live),
+            os.getpid(),
+            min(p.pid for p in live),
+        )
+        expected = min(range(3), key=lambda i: slots[i])
+        assert claim_slot(slots) == expected
+    finally:
+        for p in live:
+            p.kill()
+            p.wait()
