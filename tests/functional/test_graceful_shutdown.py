@@ -223,7 +223,8 @@ def test_metrics_add_up_every_worker(serve: Any) -> None:
 IDLE_STOP_DEADLINE = 5.0
 
 
-def test_an_idle_server_stops_before_the_deadline(tmp_path: Path) -> None:
+@pytest.mark.parametrize("server", ["waitress", "granian"])
+def test_an_idle_server_stops_before_the_deadline(tmp_path: Path, server: str) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(INSTANCE_DIR=str(tmp_path / "instance"), PYTHONUNBUFFERED="1")
@@ -238,6 +239,8 @@ def test_an_idle_server_stops_before_the_deadline(tmp_path: Path) -> None:
                 "serve",
                 "all",
                 "--no-demo",
+                "--server",
+                server,
                 "--port",
                 str(port),
             ],
