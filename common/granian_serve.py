@@ -44,7 +44,20 @@ SERVER_NAME = WAITRESS_OPTIONS["ident"]
 # The request line and headers granian buffers at most (waitress: max_request_header_size).
 MAX_HEADER_BYTES = WAITRESS_OPTIONS["max_request_header_size"]
 HTTP_REASONS = {400: "Bad Request", 413: "Request Entity Too Large"}
-_READ = 64 * 1024  # a chunked body is read in pieces of this size, up to the limit
+_READ = 64 * 1024
+# granian's own lines (a worker killed or restarted) as JSON lines on stderr, like ours; its
+# access log stays off (the app writes ours).
+GRANIAN_LOGGING: dict[str, Any] = {
+    "formatters": {"json": {"()": "common.logs.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "formatter": "json",
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+        }
+    },
+    "loggers": {"_granian": {"handlers": ["console"], "level": "INFO", "propagate": False}},
+}  # a chunked body is read in pieces of this size, up to the limit
 
 
 def _refuse(
@@ -215,6 +228,7 @@ def run_granian(
         http1_settings=HTTP1Settings(max_buffer_size=MAX_HEADER_BYTES),
         http2_settings=HTTP2Settings(max_headers_size=MAX_HEADER_BYTES),
         log_level=LogLevels.warning,
+        log_dictconfig=GRANIAN_LOGGING,
         respawn_failed_workers=True,
         respawn_interval=1.0,
         workers_kill_timeout=max(1, round(grace)),
