@@ -29,6 +29,7 @@ import multiprocessing
 import os
 import shutil
 from collections.abc import Callable, Iterable
+from multiprocessing import util
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from waitress.proxy_headers import proxy_headers_middleware
 from common import metrics
 from common.api.errors import APIError, ParamError, TooLarge
 from common.serve import MAX_REQUEST_BODY, WAITRESS_OPTIONS, WSGIApp
+from common.settings import forget_settings
 from common.workers import core_plan, metrics_directory, pin
 
 SERVER_NAME = WAITRESS_OPTIONS["ident"]
@@ -147,12 +149,6 @@ def guarded(app: WSGIApp, proxy: dict[str, Any]) -> WSGIApp:
     )
 
 
-def forget_settings(names: Iterable[str]) -> None:
-    """Remove these variables from this process's environment (read once, never again)."""
-    for name in names:
-        os.environ.pop(name, None)
-
-
 def claim_slot(slots: Any) -> int:
     """Take the first worker slot no live process holds, for this process; return it.
 
@@ -211,7 +207,7 @@ def run_granian(
         pin(plan[claim_slot(slots) % len(plan)])  # before granian starts this worker's threads
         metrics.REGISTRY.start_publishing(directory)
         # The final totals, as the worker exits (multiprocessing runs these finalizers).
-        multiprocessing.util.Finalize(None, metrics.REGISTRY.stop_publishing, exitpriority=10)
+        util.Finalize(None, metrics.REGISTRY.stop_publishing, exitpriority=10)
         app = guarded(build_app(), proxy or {})
         forget_settings(forget)
         return app

@@ -10,7 +10,7 @@ import ipaddress
 import logging
 import os
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -372,3 +372,9 @@ def settings_names() -> tuple[str, ...]:
     """Return the environment variables the settings read (each field's name, upper-cased)."""
     fields = {f.name for cls in (AuthSettings, ResourceSettings) for f in dataclasses.fields(cls)}
     return tuple(sorted(name.upper() for name in fields))
+
+
+def forget_settings(names: Iterable[str]) -> None:
+    """Remove these variables from this process's environment (read once, never again)."""
+    for name in names:
+        os.environ.pop(name, None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import click
 
@@ -67,36 +68,24 @@ def serve(
     )
     url = resource_settings.public_url or f"http://{host}:{port}"
     grace = resource_settings.shutdown_grace
-    if resource_settings.server == "granian":
-        if resource_settings.embedded_redis:
-            connect_redis(resource_settings)  # the parent owns the embedded server
-        print_banner(
-            f"{service} (granian, {workers} worker{'s' if workers > 1 else ''})", url, demo
-        )
-        run_granian(
-            lambda: build_wsgi(service, auth_settings, resource_settings),
-            host,
-            port,
-            workers=workers,
-            threads=threads,
-            grace=grace,
-            metrics_dir=resource_settings.metrics_dir,
-            proxy=proxy_options(resource_settings),
-            settings_names=settings_names(),
-        )
-        return
-    if workers == 1:
+    proxy = proxy_options(resource_settings)
+    chosen = resource_settings.server
+    if chosen == "waitress" and workers == 1:
         app = build_wsgi(service, auth_settings, resource_settings)  # an embedded Redis: unpinned
         print_banner(service, url, demo)
         pin_to_one_core()  # before waitress starts its threads, which inherit the affinity
-        run_waitress(
-            app, host, port, threads=threads, grace=grace, **proxy_options(resource_settings)
-        )
+        run_waitress(app, host, port, threads=threads, grace=grace, **proxy)
         return
     if resource_settings.embedded_redis:
         connect_redis(resource_settings)  # the parent owns the embedded server; workers reuse it
-    print_banner(f"{service} ({workers} workers)", url, demo)
-    serve_workers(
+    print_banner(f"{service} ({chosen}, {workers} worker{'s' if workers > 1 else ''})", url, demo)
+    # Worker processes, forked and supervised: granian's, or waitress's (common.workers).
+    run = (
+        partial(run_granian, proxy=proxy, settings_names=settings_names())
+        if chosen == "granian"
+        else partial(serve_workers, options=proxy)
+    )
+    run(
         lambda: build_wsgi(service, auth_settings, resource_settings),
         host,
         port,
@@ -104,5 +93,4 @@ def serve(
         threads=threads,
         grace=grace,
         metrics_dir=resource_settings.metrics_dir,
-        options=proxy_options(resource_settings),
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,27 +64,22 @@ def main() -> None:
     parser.add_argument("--server", choices=["waitress", "granian"], default="waitress")
     args = parser.parse_args()
     configure_logging("INFO")
-    if args.server == "granian":
-        run_granian(
-            lambda: build_app(args.workdir),
-            "127.0.0.1",
-            args.port,
-            workers=args.workers,
-            threads=4,
-            grace=args.grace,
-            settings_names=("SLOW_APP_SECRET",),
-        )
-    elif args.workers == 1:
+    if args.server == "waitress" and args.workers == 1:
         run_waitress(build_app(args.workdir), "127.0.0.1", args.port, grace=args.grace)
-    else:
-        serve_workers(
-            lambda: build_app(args.workdir),
-            "127.0.0.1",
-            args.port,
-            workers=args.workers,
-            threads=4,
-            grace=args.grace,
-        )
+        return
+    run = (
+        partial(run_granian, settings_names=("SLOW_APP_SECRET",))
+        if args.server == "granian"
+        else serve_workers
+    )
+    run(
+        lambda: build_app(args.workdir),
+        "127.0.0.1",
+        args.port,
+        workers=args.workers,
+        threads=4,
+        grace=args.grace,
+    )
 
 
 if __name__ == "__main__":

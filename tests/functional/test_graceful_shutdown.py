@@ -1,4 +1,6 @@
 """SIGTERM stops a server gracefully: no new connection, the requests in flight are answered.
+And no request's WSGI environ carries a setting (granian copies its process's environment into
+each one: its workers forget the settings they read).
 
 The servers are real processes (``tests/functional/slow_app.py`` on the project's runners, one
 process or ``--workers 2``). A request is kept in flight until the test releases it, so nothing
@@ -177,6 +179,15 @@ def test_sigterm_finishes_the_requests_in_flight(serve: Any) -> None:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="--workers forks its worker processes")
 def test_sigterm_finishes_the_requests_in_flight_with_workers(serve: Any) -> None:
     assert_drains(serve("--workers", "2"), ("a",))
+
+
+def test_no_request_carries_the_settings(serve: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLOW_APP_SECRET", "s3cret-value")
+    served = serve()
+    names = requests.get(f"{served.url}/environ", timeout=10).text.split("\n")
+    assert "SLOW_APP_SECRET" not in names
+    # granian does copy the process's environment (waitress does not): the worker forgot it.
+    assert ("PATH" in names) == (served.server == "granian")
 
 
 def test_the_grace_period_bounds_the_wait(serve: Any) -> None:

@@ -5,18 +5,17 @@ real HTTP: what waitress refused before the app ran is refused here too.
   of no stated length;
 - a request head over 64 KiB is answered 431;
 - forwarding headers are believed from the trusted proxy only;
-- every response names the server ``artcat``;
-- no request's WSGI environ carries a setting (granian copies its process's environment
-  into each one: the workers forget the settings they read).
+- every response names the server ``artcat``.
+
+That no request's environ carries a setting is in ``test_graceful_shutdown.py``, on the
+project's runners.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,17 +27,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.models import Token
 from common.serve import MAX_REQUEST_BODY
 from common.settings import AuthSettings, Settings
-from tests.functional import log_secrets
 from tests.functional.oauth_support import World, make_world
 from tests.functional.process_support import (
     REQUEST_TIMEOUT,
     RedisServer,
     Service,
-    free_port,
     poll,
     running,
     service_env,
-    terminate,
 )
 
 pytestmark = pytest.mark.functional
@@ -216,41 +212,3 @@ def test_every_response_names_the_server(servers: list[Service]) -> None:
     ):
         r = requests.get(f"{url}{path}", timeout=10, allow_redirects=False)
         assert (r.status_code, r.headers.get("Server")) == (status, "artcat"), path
-
-
-def test_no_request_carries_the_settings(tmp_path: Path) -> None:
-    port = free_port()
-    log = tmp_path / "out.log"
-    log_secrets.LOG_FILES.append(log)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SLOW_APP_SECRET": "s3cret-value"}
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.functional.slow_app",
-                str(port),
-                str(tmp_path),
-                "--server",
-                "granian",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-            env=env,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-
-        def ready() -> bool:
-            try:
-                return requests.get(f"{url}/pid", timeout=2).status_code == 200
-            except requests.RequestException:
-                return proc.poll() is not None
-
-        poll(ready, 60, "the server answers (or exits)")
-        names = requests.get(f"{url}/environ", timeout=10).text.split("\n")
-        assert "PATH" in names  # granian does copy the process's environment...
-        assert "SLOW_APP_SECRET" not in names  # ...but not a setting the worker forgot
-    finally:
-        terminate(proc, timeout=20)

@@ -13,9 +13,9 @@ from typing import Any
 import orjson
 import pytest
 
-from common.granian_serve import RequestRules, claim_slot, forget_settings, guarded
+from common.granian_serve import RequestRules, claim_slot, guarded
 from common.serve import MAX_REQUEST_BODY
-from common.settings import settings_names
+from common.settings import forget_settings, settings_names
 
 
 class Stream(io.BytesIO):
