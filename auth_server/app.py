@@ -9,8 +9,8 @@ from werkzeug.wrappers import Response
 from auth_server import endpoints, errors, grants, oauth, server
 from auth_server import web as pages
 from auth_server.accounts import password_hasher
-from auth_server.context import AuthServices
-from auth_server.params import secrets_in_query
+from auth_server.context import AuthServices, services
+from auth_server.params import EXCHANGE_PATH, refused_in_query
 from auth_server.views import account, authorize, discovery, health, password, session, tokens
 from auth_server.views import applications as applications_api
 from auth_server.views import oauth as oauth_endpoints
@@ -29,11 +29,16 @@ def _label_route() -> None:
 
 
 def _refuse_secrets_in_query() -> Response | None:
-    """Refuse secrets in the query string of a POST (and of any token request), before any
-    other work: URLs end up in access logs, proxies and browser history."""
-    if request.method != "POST" and request.path != "/oauth2/access_token":
+    """Refuse the secrets a POST (or any token request) may not carry in its query string,
+    before any other work: URLs end up in access logs, proxies and browser history.
+
+    A password is refused everywhere. With URL_CREDENTIALS=accept (the default) the reference
+    API's routes take every other parameter from the URL, as the reference documents; with
+    ``refuse`` no secret is taken from a URL (see ``auth_server.params``).
+    """
+    if request.method != "POST" and request.path != EXCHANGE_PATH:
         return None
-    found = secrets_in_query(request)
+    found = refused_in_query(request, services().settings.url_credentials_accepted)
     if not found:
         return None
     names = ", ".join(found)

@@ -66,7 +66,8 @@ def request_params(req: Request) -> dict[str, str]:
     return params
 
 
-# Never in a URL: query strings end up in access logs, proxies and browser history.
+# Secrets that a URL exposes: query strings end up in access logs, proxies, browser history and
+# Referer headers. With URL_CREDENTIALS=refuse, none of them is taken from a query string.
 SECRET_PARAMS = (
     "client_secret",
     "password",
@@ -77,6 +78,20 @@ SECRET_PARAMS = (
     "oauth_token_secret",
     "access_token",
 )
+# Never taken from a URL, whatever URL_CREDENTIALS says: a user's password (the reference API
+# itself tells clients not to put it there).
+ALWAYS_REFUSED = ("password",)
+# The routes on which the reference API documents its URL forms: every parameter of an API POST
+# or PUT may be in the query string, and the token endpoint answers GET as well as POST. With
+# URL_CREDENTIALS=accept (the default) they take every parameter but a password from the URL.
+# Routes the reference never had (RFC 7009 revocation, RFC 7662 introspection, the HTML pages)
+# keep refusing secrets in the URL: their standards and forms send them in the body.
+EXCHANGE_PATH = "/oauth2/access_token"  # the token endpoint
+
+
+def reference_url_form(path: str) -> bool:
+    """Tell whether the reference API documents secrets in the query string on this path."""
+    return path == EXCHANGE_PATH or path.startswith("/api/")
 
 
 def secrets_in_query(req: Request) -> list[str]:
@@ -86,3 +101,15 @@ def secrets_in_query(req: Request) -> list[str]:
     werkzeug decodes them for every reader.
     """
     return [name for name in SECRET_PARAMS if name in req.args]
+
+
+def refused_in_query(req: Request, accept: bool) -> list[str]:
+    """Return the secret parameters this request may not carry in its query string.
+
+    ``accept`` is URL_CREDENTIALS=accept: on the reference API's routes only a password is
+    refused; elsewhere, and with URL_CREDENTIALS=refuse, every secret is.
+    """
+    found = secrets_in_query(req)
+    if accept and reference_url_form(req.path):
+        return [name for name in found if name in ALWAYS_REFUSED]
+    return found

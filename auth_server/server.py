@@ -32,7 +32,7 @@ from auth_server.params import JSON, json_body, request_params
 from common.api.constants import BAD_CLIENT
 from common.api.errors import APIError
 from common.ids import format_ts
-from common.token_params import OAUTH_PARAMS
+from common.token_params import OAUTH_PARAMS, PASSWORD_GRANTS
 
 EXTENSION_KEY = "artcat.oauth_server"
 # A stand-in for Authlib's per-request https check: TLS is the deployment's business (PUBLIC_URL
@@ -142,12 +142,23 @@ class Server(AuthorizationServer):
         return OAuthRequest()
 
     def get_token_grant(self, oauth_request: OAuth2Request) -> Any:
-        """Find the grant; a request without grant_type or by GET is malformed, not unsupported."""
-        if oauth_request.method != "POST":
-            # RFC 6749 3.2. The reference API's old clients sent GETs with every secret in the URL.
+        """Find the grant; a request without grant_type, or by a method the endpoint does not
+        take for it, is malformed, not unsupported.
+
+        RFC 6749 3.2 asks for POST; the reference API also answered GET (every parameter in the
+        URL), which URL_CREDENTIALS=accept keeps for every grant but those of a password.
+        """
+        method = oauth_request.method
+        get = method == "GET" and services().settings.url_credentials_accepted
+        if method != "POST" and not get:
             raise InvalidRequestError(description="Send token requests with POST.")
-        if not oauth_request.payload.grant_type:
+        grant_type = oauth_request.payload.grant_type
+        if not grant_type:
             raise InvalidRequestError(description="The grant_type parameter is required.")
+        if get and grant_type in PASSWORD_GRANTS:
+            raise InvalidRequestError(
+                description="Send password grants with POST: a password never goes in a URL."
+            )
         return super().get_token_grant(oauth_request)
 
     def authenticate_client(

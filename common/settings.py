@@ -28,6 +28,11 @@ STAGING = "staging"
 PRODUCTION = "production"
 DEVELOPMENT = "development"
 WSGI_SERVERS = ("auto", "granian", "waitress")
+# URL_CREDENTIALS: take the reference API's URL forms of client credentials, codes and tokens
+# (a password never), or refuse every secret in a URL.
+URL_CREDENTIALS_ACCEPT = "accept"
+URL_CREDENTIALS_REFUSE = "refuse"
+URL_CREDENTIALS = (URL_CREDENTIALS_ACCEPT, URL_CREDENTIALS_REFUSE)
 
 
 class SettingsError(ValueError):
@@ -174,6 +179,11 @@ class AuthSettings(Settings):
     login_attempts_per_account: str = "10/5minutes"
     login_attempts_per_ip: str = "30/minute"
     code_ttl: int = 600
+    # "accept": client_id, client_secret, code, tokens... in the query string of the reference
+    # API's routes, and GET on the token endpoint, as the reference documents (a password is
+    # refused in any URL); "refuse": secrets only in the body (or a header), token requests by
+    # POST only.
+    url_credentials: str = URL_CREDENTIALS_ACCEPT
     # None (unset): secure cookies exactly when PUBLIC_URL is https; see ``cookie_secure``.
     session_cookie_secure: bool | None = None
     # Outgoing email (password reset links). Off by default, as on a staging instance; reset
@@ -214,6 +224,9 @@ class AuthSettings(Settings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        object.__setattr__(self, "url_credentials", self.url_credentials.strip().lower())
+        if self.url_credentials not in URL_CREDENTIALS:
+            raise SettingsError(f"URL_CREDENTIALS must be one of {', '.join(URL_CREDENTIALS)}")
         check_rates(
             self,
             "login_attempts_per_account",
@@ -228,6 +241,11 @@ class AuthSettings(Settings):
                 "SESSION_COOKIE_SECURE=false although PUBLIC_URL is https: the session cookie "
                 "will also be sent over plain http"
             )
+
+    @property
+    def url_credentials_accepted(self) -> bool:
+        """Tell whether the reference API's URL forms of credentials are taken (the default)."""
+        return self.url_credentials == URL_CREDENTIALS_ACCEPT
 
     @property
     def cookie_secure(self) -> bool:

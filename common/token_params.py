@@ -15,6 +15,11 @@ CREDENTIAL: Kind = "credential"
 TEXT: Kind = "text"
 
 GRANT_TYPES = ("authorization_code", "client_credentials", "credentials", "oauth_token", "password")
+# The grants that carry a user's password: never by GET (their every parameter would be in a URL).
+PASSWORD_GRANTS = ("credentials", "password")
+# The methods of the token endpoint: the reference API answered GET as well as POST
+# (URL_CREDENTIALS=refuse takes POST only).
+TOKEN_METHODS = ["GET", "POST"]
 OAUTH_PROVIDERS = ("facebook", "twitter")
 CLIENT_PARAMS: dict[str, Kind] = {"client_id": CREDENTIAL, "client_secret": CREDENTIAL}
 # A token request: the grant type, then what each grant reads.

@@ -13,6 +13,7 @@ from auth_server.context import services
 from auth_server.oauth import parse_scope
 from auth_server.server import request_db
 from common.models import User
+from common.token_params import TOKEN_METHODS
 from common.tokens import generate_secret
 
 
@@ -41,6 +42,8 @@ class CodeGrant(grants.AuthorizationCodeGrant):
     """Codes bound to client, redirect URI and PKCE challenge; redeemed once, atomically."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+    # Which methods a request may use is the server's to decide (Server.get_token_grant).
+    TOKEN_ENDPOINT_HTTP_METHODS = TOKEN_METHODS
 
     def generate_authorization_code(self) -> str:
         """Return a new code with 256 bits of entropy."""

@@ -8,12 +8,15 @@ from flask import request
 
 from auth_server.oauth import SlowDownError
 from auth_server.xapp_throttle import xapp_throttle
+from common.token_params import TOKEN_METHODS
 
 
 class XappGrant(grants.ClientCredentialsGrant):
     """The standard grant for the reference API's XAPP tokens (they act for no user)."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+    # Which methods a request may use is the server's to decide (Server.get_token_grant).
+    TOKEN_ENDPOINT_HTTP_METHODS = TOKEN_METHODS
 
     def validate_token_request(self) -> None:
         """Count the attempt per client and per IP, then authenticate the client (Authlib)."""

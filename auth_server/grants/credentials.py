@@ -22,6 +22,7 @@ from auth_server.oauth import SlowDownError
 from auth_server.server import request_db
 from auth_server.throttle import login_throttle
 from common.models import User
+from common.token_params import TOKEN_METHODS
 
 BAD_CREDENTIALS = "The email or password is incorrect."
 _dummy_hashes: dict[tuple[int, int, int], str] = {}
@@ -41,6 +42,8 @@ class PasswordGrant(grants.ResourceOwnerPasswordCredentialsGrant):
     """The standard password grant: ``username`` is the account's email address."""
 
     TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+    # Which methods a request may use is the server's to decide (Server.get_token_grant).
+    TOKEN_ENDPOINT_HTTP_METHODS = TOKEN_METHODS
     USERNAME = "username"
 
     def authenticate_token_endpoint_client(self) -> Any:

@@ -33,6 +33,7 @@ from auth_server.server import request_db
 from auth_server.social import PROVIDERS, ProviderError, ProviderIdentity, configured, verify
 from common.ids import new_id, utcnow
 from common.models import SocialIdentity, User
+from common.token_params import TOKEN_METHODS
 
 EMAIL_TAKEN = (
     "An account already uses the email address of this {provider} account. Sign in with that "
@@ -46,6 +47,8 @@ class SocialGrant(grants.BaseGrant, grants.TokenEndpointMixin):
 
     GRANT_TYPE = "oauth_token"
     TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+    # Which methods a request may use is the server's to decide (Server.get_token_grant).
+    TOKEN_ENDPOINT_HTTP_METHODS = TOKEN_METHODS
 
     def validate_token_request(self) -> None:
         """Authenticate the client, verify the provider token, find or create its user."""

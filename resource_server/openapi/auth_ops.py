@@ -60,6 +60,23 @@ def _properties(params: dict[str, Kind]) -> dict[str, Schema]:
 
 
 TOKEN_REQUEST = _oauth_body(_properties(TOKEN_PARAMS), ["grant_type"])
+
+
+def _in_query(params: dict[str, Kind], *, but: tuple[str, ...] = ()) -> list[Op]:
+    """Return these parameters as query parameters (the reference API took them in the URL
+    too; URL_CREDENTIALS=refuse takes no secret there, and a password is never taken)."""
+    return [
+        {"name": name, "in": "query", "schema": _schema(kind)}
+        for name, kind in params.items()
+        if name not in but
+    ]
+
+
+NOT_IN_URL = ("password",)
+URL_NOTE = (
+    "Parameters may also be sent in the query string, as the reference API took them (unless "
+    "the operator set URL_CREDENTIALS=refuse); a password in a URL is refused."
+)
 HINT_REQUEST = _oauth_body(_properties(TOKEN_HINT_PARAMS), ["token"])
 APP_FIELDS: dict[str, Schema] = {
     "name": NAME,
@@ -74,6 +91,8 @@ AUTH_API: dict[tuple[str, str], Op] = {
     ("/api/tokens/xapp_token", "post"): op(
         "Issue an application (XAPP) token",
         {"201": _json(ref("XappToken"), "Issued"), **WRITE_ERRORS},
+        description=URL_NOTE,
+        parameters=_in_query(CLIENT_PARAMS),
         requestBody=body(_properties(CLIENT_PARAMS), ["client_id", "client_secret"]),
     ),
     ("/api/tokens/access_token", "delete"): op(
@@ -84,16 +103,21 @@ AUTH_API: dict[tuple[str, str], Op] = {
     ("/oauth2/access_token", "post"): op(
         "Exchange a grant for an access token",
         {"200": _json(ref("AccessToken"), "Issued"), **OAUTH_ERRORS},
+        description=URL_NOTE,
+        parameters=_in_query(TOKEN_PARAMS, but=NOT_IN_URL),
         requestBody=TOKEN_REQUEST,
     ),
     ("/oauth2/access_token", "get"): op(
-        "Exchange a grant for an access token (old clients; secrets in the URL are refused)",
+        "Exchange a grant for an access token by GET (the reference API's form)",
         {"200": _json(ref("AccessToken"), "Issued"), **OAUTH_ERRORS},
+        description=(
+            "Every parameter in the query string. Not for the password grants (a password in a "
+            "URL is refused); answered invalid_request when the operator set "
+            "URL_CREDENTIALS=refuse."
+        ),
         parameters=[
-            {"name": name, "in": "query", "schema": schema}
-            for name, schema in TOKEN_REQUEST["content"]["application/json"]["schema"][
-                "properties"
-            ].items()
+            {**param, "required": param["name"] == "grant_type"}
+            for param in _in_query(TOKEN_PARAMS, but=NOT_IN_URL)
         ],
     ),
     ("/oauth2/revoke", "post"): op(

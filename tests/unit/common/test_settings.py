@@ -121,3 +121,13 @@ def test_a_rate_limits_cannot_read_is_refused_at_start(
     environ = {"INSTANCE_DIR": str(tmp_path), variable: "lots"}
     with pytest.raises(SettingsError, match=variable):
         cls.from_env(environ)
+
+
+def test_url_credentials_is_accept_or_refuse(tmp_path: Path) -> None:
+    environ = {"INSTANCE_DIR": str(tmp_path)}
+    assert AuthSettings.from_env(environ).url_credentials_accepted
+    strict = AuthSettings.from_env({**environ, "URL_CREDENTIALS": " Refuse "})
+    assert strict.url_credentials == "refuse" and not strict.url_credentials_accepted
+    for value in ("sometimes", " ", "reject"):
+        with pytest.raises(SettingsError, match="URL_CREDENTIALS must be one of accept, refuse"):
+            AuthSettings.from_env({**environ, "URL_CREDENTIALS": value})
