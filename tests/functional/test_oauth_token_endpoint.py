@@ -112,7 +112,9 @@ def test_client_authentication_transports(oauth_server: LiveServer, world: World
         header = basic(world.client_id, world.client_secret)
         r = requests.post(url, data=body, headers={"Authorization": header}, timeout=10)
     else:  # the reference's old clients GET the endpoint, every parameter in the URL
-        r = requests.get(url, params={**world.creds, "grant_type": "client_credentials"}, timeout=10)
+        r = requests.get(
+            url, params={**world.creds, "grant_type": "client_credentials"}, timeout=10
+        )
     assert r.status_code == 200, r.text
 
 
