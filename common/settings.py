@@ -200,10 +200,13 @@ class AuthSettings(Settings):
     twitter_api_url: str = "https://api.twitter.com"
     # Seconds allowed for each call to a social provider.
     social_timeout: int = 5
-    # XAPP token issuance attempts allowed per client id and per client IP (counted before the
-    # secret is checked). Far above an application's needs: its token lasts 7 days.
+    # XAPP token issuance: tokens issued per client id (only the right secret counts here; far
+    # above an application's needs, its token lasts 7 days), attempts per client IP (counted
+    # before any secret is checked), and wrong-secret attempts per client id from one IP (a
+    # guesser uses up the budget of its own address, never the application's).
     xapp_attempts_per_client: str = "300/minute"
     xapp_attempts_per_ip: str = "3000/minute"
+    xapp_failures_per_client_ip: str = "10/minute"
     # Applications a user may create (API and developer page together) in a moving window: each
     # application has a rate limit of its own, so minting them would multiply the user's.
     applications_created_per_user: str = "10/day"
@@ -220,6 +223,7 @@ class AuthSettings(Settings):
             "login_attempts_per_ip",
             "xapp_attempts_per_client",
             "xapp_attempts_per_ip",
+            "xapp_failures_per_client_ip",
             "applications_created_per_user",
             "sign_up_attempts_per_ip",
         )
