@@ -170,9 +170,15 @@ class Settings:
 class AuthSettings(Settings):
     """Settings of the authorization server."""
 
-    # Per-account and per-IP attempts allowed for the credentials grant.
-    login_attempts_per_account: str = "10/5minutes"
+    # Password attempts (sign-in page, password change, credentials and password grants; a right
+    # password gives its attempt back). Per client IP, whatever the account; per account from
+    # one IP; per account from every IP together (the ceiling: above what one IP can reach, so a
+    # guesser at one address cannot lock the owner out at another); and per device cookie (a
+    # browser that signed in with the password before counts there instead, ceiling or not).
+    login_attempts_per_account: str = "100/hour"
     login_attempts_per_ip: str = "30/minute"
+    login_attempts_per_account_ip: str = "10/10minutes"
+    login_attempts_per_device: str = "10/10minutes"
     code_ttl: int = 600
     # None (unset): secure cookies exactly when PUBLIC_URL is https; see ``cookie_secure``.
     session_cookie_secure: bool | None = None
@@ -221,6 +227,8 @@ class AuthSettings(Settings):
             self,
             "login_attempts_per_account",
             "login_attempts_per_ip",
+            "login_attempts_per_account_ip",
+            "login_attempts_per_device",
             "xapp_attempts_per_client",
             "xapp_attempts_per_ip",
             "xapp_failures_per_client_ip",
