@@ -88,16 +88,16 @@ def sign_in() -> Response:
         email = normalise_email(form.email.data or "")
         password = form.password.data or ""
         ip = request.remote_addr or ""
-        user = find_user_by_email(db, email)
         # Counted before any hashing (argon2 is the expensive part of a guess), in the budgets
         # the credentials and password grants share, or in this browser's own (device cookie).
         throttle = login_throttle()
-        attempt = throttle.attempt(ip=ip, account=email, device=trusted_device(user))
+        attempt = throttle.attempt(ip=ip, account=email, device=trusted_device(email))
         if attempt.wait is not None:
             audit("sign_in.throttled", ip=ip, retry_after=attempt.wait)
             throttled = page("sign_in.html", 429, form=form, form_error=TOO_MANY, asking=asking)
             throttled.headers["Retry-After"] = str(attempt.wait)
             return throttled
+        user = find_user_by_email(db, email)
         stored = user.password_hash if user is not None and user.password_hash else None
         ok = verify_password(svc.hasher, stored or _dummy_hash(svc.hasher), password)
         if user is None or stored is None or not ok or not user.enabled:
@@ -116,7 +116,7 @@ def sign_in() -> Response:
         start_session(user)
         audit("sign_in", user_id=user.id, ip=ip)
         signed_in = redirect(safe_next(form.next.data) or DEFAULT_NEXT)
-        remember_device(signed_in, user)
+        remember_device(signed_in, email)
         return signed_in
 
 

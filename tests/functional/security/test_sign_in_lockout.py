@@ -140,7 +140,7 @@ def test_forged_and_other_accounts_cookies_count_as_none(
 ) -> None:
     theirs = signed_in_before(server, other).cookies[DEVICE]
     payload, _, signature = theirs.rpartition(".")
-    claims = {"u": owner.user_id, "d": "0123456789abcdef0123456789abcdef"}
+    claims = {"a": "0123456789abcdef0123456789abcdef", "d": "0123456789abcdef0123456789abcdef"}
     forged = [
         theirs,  # genuine, but another account's
         URLSafeTimedSerializer("not the key", salt="artcat.device-cookie").dumps(claims),
