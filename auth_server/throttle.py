@@ -1,15 +1,29 @@
-"""Sign-in throttling per client IP and per account: one budget for every way to try a password.
+"""Sign-in throttling: one set of budgets for every way to try a password.
 
 The sign-in page, the change-password page and the credentials/password grants all count their
 attempts here, in the shared Redis, under the same keys. An attempt is counted before any
-password is hashed, and counting is one Lua script that checks both limits and records the
-attempt in both in one atomic step: a concurrent burst cannot slip more attempts past the limits
-than they allow, so an attacker cannot make the server spend argon2 time beyond them.
+password is hashed, and counting is one Lua script that checks every budget of the attempt and
+records it in all of them in one atomic step: a concurrent burst cannot slip more attempts past
+the limits than they allow, so an attacker cannot make the server spend argon2 time beyond them.
+
+The budgets of an attempt (``limits`` rate strings from settings):
+
+- per client IP, whatever the account (``LOGIN_ATTEMPTS_PER_IP``), always;
+- from a browser holding a device cookie of the account (OWASP's "device cookies", see
+  :mod:`auth_server.devices`): that device's own budget (``LOGIN_ATTEMPTS_PER_DEVICE``). A device
+  whose budget is spent counts as none;
+- otherwise (any other browser, and every grant): per account and client IP
+  (``LOGIN_ATTEMPTS_PER_ACCOUNT_IP``), under a ceiling per account from every address together
+  (``LOGIN_ATTEMPTS_PER_ACCOUNT``).
+
+So a guesser at one address uses up that address's budget for the account, not the owner's at
+another; guessers at many addresses reach the ceiling, which bounds the guesses an account can
+take, and even then the owner's browser that signed in before keeps its own budget.
 
 An attempt whose password proves right may be forgiven (``forgive``): only failures then use
-the budget, so the people behind one office address signing in each morning do not lock each
+the budgets, so the people behind one office address signing in each morning do not lock each
 other out, while a guesser still gets no more than the limits. The counters are sliding logs
-(a sorted set of attempt times per key); the limits are ``limits`` rate strings from settings.
+(a sorted set of attempt times per key).
 """
 
 from __future__ import annotations
@@ -63,29 +77,49 @@ class Attempt:
 
 
 class LoginThrottle:
-    """Sliding-window limits on password attempts, per client IP and per account."""
+    """Sliding-window limits on password attempts: per IP, device, account and IP, and account."""
 
     def __init__(self, redis: Redis, settings: AuthSettings) -> None:
         self.redis = redis
         self.prefix = f"{settings.redis_prefix}:limits"
         self.per_ip: RateLimitItem = parse(settings.login_attempts_per_ip)
         self.per_account: RateLimitItem = parse(settings.login_attempts_per_account)
+        self.per_account_ip: RateLimitItem = parse(settings.login_attempts_per_account_ip)
+        self.per_device: RateLimitItem = parse(settings.login_attempts_per_device)
         self._script = redis.register_script(_COUNT_ATTEMPT)
 
-    def attempt(self, *, ip: str, account: str) -> Attempt:
-        """Count one attempt unless a limit is reached; say how long to wait if it is."""
+    def attempt(self, *, ip: str, account: str, device: str | None = None) -> Attempt:
+        """Count one attempt unless a budget is spent; say how long to wait if one is.
+
+        ``device``: the id of the browser's device cookie, once checked to be genuine and the
+        account's (:func:`auth_server.devices.trusted_device`); None for anything else.
+        """
+        ip_key = f"{self.prefix}:login-ip:{ip}"
+        if device is not None:
+            device_key = f"{self.prefix}:login-device:{device}"
+            found = self._count((ip_key, self.per_ip), (device_key, self.per_device))
+            if found.wait is None:
+                return found
+            # Refused: the device has used its budget up (it now counts as none), or the address
+            # has (and the anonymous budgets, which include it, refuse too).
         # The account is keyed by a digest: emails stay out of Redis.
-        keys = (
-            f"{self.prefix}:login-ip:{ip}",
-            f"{self.prefix}:login-account:{digest(normalise_email(account))}",
+        who = digest(normalise_email(account))
+        return self._count(
+            (ip_key, self.per_ip),
+            (f"{self.prefix}:login-account-ip:{who}:{ip}", self.per_account_ip),
+            (f"{self.prefix}:login-account:{who}", self.per_account),
         )
+
+    def _count(self, *budgets: tuple[str, RateLimitItem]) -> Attempt:
+        """Count one attempt in every budget, or in none when one is spent (one atomic step)."""
         member = secrets.token_hex(8)
         args: list[str | int | float] = [time.time() * 1000, member]
-        for item in (self.per_ip, self.per_account):
+        for _, item in budgets:
             args += [item.amount, item.get_expiry() * 1000]
-        wait_ms = int(self._script(keys=list(keys), args=args))
+        keys = [key for key, _ in budgets]
+        wait_ms = int(self._script(keys=keys, args=args))
         wait = max(1, math.ceil(wait_ms / 1000)) if wait_ms else None
-        return Attempt(wait, keys, member)
+        return Attempt(wait, tuple(keys), member)
 
     def hit(self, *, ip: str, account: str) -> int | None:
         """Count one attempt; return the seconds to wait when a limit is exceeded, else None."""

@@ -175,9 +175,15 @@ class Settings:
 class AuthSettings(Settings):
     """Settings of the authorization server."""
 
-    # Per-account and per-IP attempts allowed for the credentials grant.
-    login_attempts_per_account: str = "10/5minutes"
+    # Password attempts (sign-in page, password change, credentials and password grants; a right
+    # password gives its attempt back). Per client IP, whatever the account; per account from
+    # one IP; per account from every IP together (the ceiling: above what one IP can reach, so a
+    # guesser at one address cannot lock the owner out at another); and per device cookie (a
+    # browser that signed in with the password before counts there instead, ceiling or not).
+    login_attempts_per_account: str = "100/hour"
     login_attempts_per_ip: str = "30/minute"
+    login_attempts_per_account_ip: str = "10/10minutes"
+    login_attempts_per_device: str = "10/10minutes"
     code_ttl: int = 600
     # "accept": client_id, client_secret, code, tokens... in the query string of the reference
     # API's routes, and GET on the token endpoint, as the reference documents (a password is
@@ -210,10 +216,13 @@ class AuthSettings(Settings):
     twitter_api_url: str = "https://api.twitter.com"
     # Seconds allowed for each call to a social provider.
     social_timeout: int = 5
-    # XAPP token issuance attempts allowed per client id and per client IP (counted before the
-    # secret is checked). Far above an application's needs: its token lasts 7 days.
+    # XAPP token issuance: tokens issued per client id (only the right secret counts here; far
+    # above an application's needs, its token lasts 7 days), attempts per client IP (counted
+    # before any secret is checked), and wrong-secret attempts per client id from one IP (a
+    # guesser uses up the budget of its own address, never the application's).
     xapp_attempts_per_client: str = "300/minute"
     xapp_attempts_per_ip: str = "3000/minute"
+    xapp_failures_per_client_ip: str = "10/minute"
     # Applications a user may create (API and developer page together) in a moving window: each
     # application has a rate limit of its own, so minting them would multiply the user's.
     applications_created_per_user: str = "10/day"
@@ -231,8 +240,11 @@ class AuthSettings(Settings):
             self,
             "login_attempts_per_account",
             "login_attempts_per_ip",
+            "login_attempts_per_account_ip",
+            "login_attempts_per_device",
             "xapp_attempts_per_client",
             "xapp_attempts_per_ip",
+            "xapp_failures_per_client_ip",
             "applications_created_per_user",
             "sign_up_attempts_per_ip",
         )

@@ -19,14 +19,22 @@ class XappGrant(grants.ClientCredentialsGrant):
     TOKEN_ENDPOINT_HTTP_METHODS = TOKEN_METHODS
 
     def validate_token_request(self) -> None:
-        """Count the attempt per client and per IP, then authenticate the client (Authlib)."""
+        """Count the attempt, authenticate the client (Authlib), then count the token.
+
+        Until the secret proves right the attempt counts as a failure of this client id from this
+        address; the client's own issuance budget counts right secrets only.
+        """
         client_id = self.request.payload.client_id or basic_client_id()
-        wait = xapp_throttle().hit(client_id=client_id or "", ip=request.remote_addr or "")
-        if wait is not None:
-            raise SlowDownError(wait)
+        throttle = xapp_throttle()
+        attempt = throttle.attempt(client_id=client_id or "", ip=request.remote_addr or "")
+        if attempt.wait is not None:
+            raise SlowDownError(attempt.wait)
         if self.request.payload.scope:
             raise InvalidScopeError(description="Application tokens take no scope.")
         super().validate_token_request()
+        wait = throttle.issued(attempt)
+        if wait is not None:
+            raise SlowDownError(wait)
 
 
 def basic_client_id() -> str | None:

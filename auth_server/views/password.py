@@ -25,6 +25,7 @@ from auth_server.accounts import (
 )
 from auth_server.audit import audit
 from auth_server.context import services
+from auth_server.devices import trusted_device
 from auth_server.forms import (
     ChangePasswordForm,
     ForgotPasswordForm,
@@ -219,7 +220,7 @@ def change_password() -> Response:
             return page("change_password.html", 400, form=form, user=user)
         ip = request.remote_addr or ""
         throttle = login_throttle()
-        attempt = throttle.attempt(ip=ip, account=user.email)
+        attempt = throttle.attempt(ip=ip, account=user.email, device=trusted_device(user.email))
         if attempt.wait is not None:
             audit("password.change_throttled", user_id=user.id, ip=ip, retry_after=attempt.wait)
             throttled = page("change_password.html", 429, form=form, user=user, form_error=TOO_MANY)

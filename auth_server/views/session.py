@@ -22,6 +22,7 @@ from auth_server.accounts import (
 )
 from auth_server.audit import audit
 from auth_server.context import services
+from auth_server.devices import remember_device, trusted_device
 from auth_server.forms import ButtonForm, SignInForm, SignUpForm
 from auth_server.inputs import is_clean
 from auth_server.throttle import login_throttle, sign_up_throttle
@@ -87,10 +88,10 @@ def sign_in() -> Response:
         email = normalise_email(form.email.data or "")
         password = form.password.data or ""
         ip = request.remote_addr or ""
-        # Counted before any hashing (argon2 is the expensive part of a guess), in the budget
-        # the credentials and password grants share.
+        # Counted before any hashing (argon2 is the expensive part of a guess), in the budgets
+        # the credentials and password grants share, or in this browser's own (device cookie).
         throttle = login_throttle()
-        attempt = throttle.attempt(ip=ip, account=email)
+        attempt = throttle.attempt(ip=ip, account=email, device=trusted_device(email))
         if attempt.wait is not None:
             audit("sign_in.throttled", ip=ip, retry_after=attempt.wait)
             throttled = page("sign_in.html", 429, form=form, form_error=TOO_MANY, asking=asking)
@@ -114,7 +115,9 @@ def sign_in() -> Response:
             db.commit()
         start_session(user)
         audit("sign_in", user_id=user.id, ip=ip)
-        return redirect(safe_next(form.next.data) or DEFAULT_NEXT)
+        signed_in = redirect(safe_next(form.next.data) or DEFAULT_NEXT)
+        remember_device(signed_in, email)
+        return signed_in
 
 
 def sign_up() -> Response:

@@ -20,10 +20,11 @@ from common.ids import format_ts
 def xapp_token() -> tuple[Response, int, dict[str, str]]:
     """Issue an application (XAPP) token for valid client credentials (201)."""
     params = request_params(request)
-    wait = xapp_throttle().hit(client_id=params.get("client_id", ""), ip=request.remote_addr or "")
-    if wait is not None:
-        audit("xapp_token.throttled", ip=request.remote_addr, retry_after=wait)
-        raise TooManyRequests(f"Too many attempts. Try again in {wait} seconds.", retry_after=wait)
+    throttle = xapp_throttle()
+    attempt = throttle.attempt(client_id=params.get("client_id", ""), ip=request.remote_addr or "")
+    if attempt.wait is not None:
+        audit("xapp_token.throttled", ip=request.remote_addr, retry_after=attempt.wait)
+        raise _too_many(attempt.wait)
     missing = [f for f in ("client_id", "client_secret") if not params.get(f)]
     if missing:
         raise ParamError.missing(*missing)
@@ -37,6 +38,11 @@ def xapp_token() -> tuple[Response, int, dict[str, str]]:
         if app_id is None:
             audit("xapp_token.denied", client_id=params["client_id"][:64], ip=request.remote_addr)
             raise AuthError(BAD_CLIENT)
+        # The right secret: its attempt is no failure; the token counts in the client's budget.
+        wait = throttle.issued(attempt)
+        if wait is not None:
+            audit("xapp_token.throttled", application_id=app_id, retry_after=wait)
+            raise _too_many(wait)
         issued = svc.stores.tokens.issue(
             conn,
             kind="xapp",
@@ -54,6 +60,10 @@ def xapp_token() -> tuple[Response, int, dict[str, str]]:
         "_links": {},
     }
     return jsonify(body), 201, {"Cache-Control": "no-store"}
+
+
+def _too_many(wait: int) -> TooManyRequests:
+    return TooManyRequests(f"Too many attempts. Try again in {wait} seconds.", retry_after=wait)
 
 
 def expire_access_token() -> Response:

@@ -131,6 +131,7 @@ def oauth_settings(auth_settings: AuthSettings, provider: StubProvider) -> AuthS
         # Every test signs in from 127.0.0.1; the throttle test runs its own server.
         login_attempts_per_ip="100000/minute",
         login_attempts_per_account="100000/minute",
+        login_attempts_per_account_ip="100000/minute",
     )
 
 

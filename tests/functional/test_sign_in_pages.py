@@ -259,8 +259,11 @@ def test_session_cookie_is_secure_when_configured(
     )
     # No Referer is sent under Referrer-Policy: no-referrer, and the sign-in still works on https.
     assert r.status_code == 302
-    cookie = r.headers["Set-Cookie"]
+    cookies = {c.split("=", 1)[0]: c for c in r.headers.getlist("Set-Cookie")}
+    cookie = cookies["session"]
     assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=Lax" in cookie
+    device = cookies["artcat_device"]  # the device cookie too (test_sign_in_lockout)
+    assert "Secure" in device and "HttpOnly" in device and "SameSite=Strict" in device
 
 
 def test_failed_sign_ins_are_throttled(

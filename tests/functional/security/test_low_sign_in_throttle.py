@@ -3,7 +3,9 @@
 Before the fix the sign-in page tested its limit, hashed, and only then counted the failure, so
 a concurrent burst got 13 password checks through a limit of 10; and the page and the
 credentials grant counted in separate budgets, doubling what a guesser could try. Now both
-count every attempt in one budget, atomically, before any hashing.
+count every attempt in the same budgets, atomically, before any hashing: the budget per account
+and address, and the ceiling per account (that the owner gets through a guesser's spent budget
+is ``test_sign_in_lockout``).
 """
 
 from __future__ import annotations
@@ -45,11 +47,15 @@ def verified(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def throttled_server(
-    auth_settings: AuthSettings, stores: Stores, per_account: str
+    auth_settings: AuthSettings,
+    stores: Stores,
+    per_account_ip: str,
+    per_account: str = "100000/minute",
 ) -> Iterator[LiveServer]:
-    """Serve an auth server with a per-account limit, a fresh counter namespace, many threads."""
+    """Serve an auth server with per-account limits, a fresh counter namespace, many threads."""
     settings = replace(
         auth_settings,
+        login_attempts_per_account_ip=per_account_ip,
         login_attempts_per_account=per_account,
         login_attempts_per_ip="100000/minute",
         redis_prefix=f"{auth_settings.redis_prefix}-burst-{time.monotonic_ns()}",
@@ -63,13 +69,19 @@ def throttled_server(
 
 @pytest.fixture
 def ten(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
-    """An auth server allowing 10 attempts per account in 5 minutes."""
+    """An auth server allowing 10 attempts per account and address in 5 minutes."""
     yield from throttled_server(auth_settings, stores, "10/5minutes")
 
 
 @pytest.fixture
+def ten_in_all(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
+    """An auth server allowing 10 attempts per account in 5 minutes, from every address."""
+    yield from throttled_server(auth_settings, stores, "100000/minute", "10/5minutes")
+
+
+@pytest.fixture
 def three(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
-    """An auth server allowing 3 attempts per account in 5 minutes."""
+    """An auth server allowing 3 attempts per account and address in 5 minutes."""
     yield from throttled_server(auth_settings, stores, "3/5minutes")
 
 
@@ -116,9 +128,11 @@ def burst(attempts: list[Callable[[], int]]) -> list[int]:
         return list(pool.map(fire, attempts))
 
 
+@pytest.mark.parametrize("budget", ["ten", "ten_in_all"])
 def test_a_burst_at_the_page_and_the_grant_gets_ten_checks_in_all(
-    ten: LiveServer, world: World, verified: list[str]
+    budget: str, request: pytest.FixtureRequest, world: World, verified: list[str]
 ) -> None:
+    ten: LiveServer = request.getfixturevalue(budget)
     half = BURST // 2
     attempts = [page_attempt(ten, world.email, WRONG) for _ in range(half)]
     attempts += [grant_attempt(ten, world, WRONG) for _ in range(half)]
