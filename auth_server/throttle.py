@@ -121,10 +121,6 @@ class LoginThrottle:
         wait = max(1, math.ceil(wait_ms / 1000)) if wait_ms else None
         return Attempt(wait, tuple(keys), member)
 
-    def hit(self, *, ip: str, account: str) -> int | None:
-        """Count one attempt; return the seconds to wait when a limit is exceeded, else None."""
-        return self.attempt(ip=ip, account=account).wait
-
     def forgive(self, attempt: Attempt) -> None:
         """Take back a counted attempt whose password was right (failures alone use the budget)."""
         if attempt.wait is None:
