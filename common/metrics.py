@@ -50,10 +50,10 @@ class Counter:
         self._values: dict[tuple[str, ...], float] = {}
         self._lock = threading.Lock()
 
-    def inc(self, *labels: str) -> None:
-        """Add one to the series of ``labels`` (one value per label name)."""
+    def inc(self, *labels: str, by: float = 1) -> None:
+        """Add ``by`` (one) to the series of ``labels`` (one value per label name)."""
         with self._lock:
-            self._values[labels] = self._values.get(labels, 0) + 1
+            self._values[labels] = self._values.get(labels, 0) + by
 
     def value(self, *labels: str) -> float:
         """Return this process's count of one series (for tests)."""

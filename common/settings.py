@@ -275,12 +275,17 @@ class ResourceSettings(Settings):
     page_size_max: int = 100
     rate_limit: str = "5/second"
     rate_limit_burst: int = 10
+    # The HTML pages (front door, docs, search, the catalog's lists and items; not their static
+    # files) per client address (an IPv6 address per /64), as the server derives it (see
+    # TRUSTED_PROXY): a ``limits`` rate and a burst, as RATE_LIMIT's. 429 with Retry-After.
+    page_rate_limit: str = "2/second"
+    page_rate_limit_burst: int = 60
     # Rendered artwork documents kept in memory per process (a few KB each; 0 turns it off).
     document_cache_size: int = 10_000
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_rates(self, "rate_limit")
+        check_rates(self, "rate_limit", "page_rate_limit")
 
 
 def check_rates(settings: Settings, *names: str) -> None:

@@ -50,6 +50,7 @@ from resource_server.resources.root import Healthz, Readyz, Root, Status
 from resource_server.routes import APPLICATIONS, CollectionRoute, PlainRoute
 from resource_server.search import resource as search
 from resource_server.web import add_pages
+from resource_server.web.limit import PageLimiter, PageLimitMiddleware
 
 CORS_HEADERS = ("X-Xapp-Token", "X-Access-Token", "X-Auth-Token", "Authorization", "Content-Type")
 
@@ -151,6 +152,13 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
         burst=settings.rate_limit_burst,
         prefix=settings.redis_prefix,
     )
+    gate = RequestGate(stores.redis, stores.tokens, limiter, prefix=settings.redis_prefix)
+    pages = PageLimiter(
+        gate,
+        rate=settings.page_rate_limit,
+        burst=settings.page_rate_limit_burst,
+        prefix=settings.redis_prefix,
+    )
     middleware: list[Any] = [
         RouteLabel(),
         PrivateResponses(),
@@ -158,9 +166,8 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
             allow_origins="*", expose_headers=["Location", "Retry-After", "X-Request-Id"]
         ),
         NegotiationMiddleware(settings.vendor),
-        GateMiddleware(
-            RequestGate(stores.redis, stores.tokens, limiter, prefix=settings.redis_prefix)
-        ),
+        GateMiddleware(gate),
+        PageLimitMiddleware(pages),
     ]
     app = ObservedApp(settings, media_type="application/json", middleware=middleware)
     json_handler = media.JSONHandler(dumps=_dumps, loads=orjson.loads)

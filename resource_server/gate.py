@@ -129,6 +129,11 @@ class RequestGate:
         if known_app is not None:
             packed += self.limiter.packed_hit(known_app)
             count = 3
+        return self.exchange(packed, count)
+
+    def exchange(self, packed: bytes, count: int) -> list[Any]:
+        """Send packed commands in one round trip on a kept connection; return ``count``
+        replies (the page limit's hit goes this way too: ``resource_server.web.limit``)."""
         if os.getpid() != self._pid:  # forked: the parent's connections are not ours
             self._idle, self._pid = [], os.getpid()
         try:

@@ -43,6 +43,20 @@ def burst_limit(rate: str, burst: int) -> RateLimitItem:
     return parse(f"{burst}/{max(1, round(window))} seconds")
 
 
+def sliding_hit_command(
+    storage: RedisStorage, item: RateLimitItem, *identifiers: str
+) -> tuple[Any, ...]:
+    """Return the EVALSHA that counts one hit on ``item`` for ``identifiers``: the script, keys
+    and arguments of ``limits``' own sliding-window hit, so that both count in one window."""
+    key = item.key_for(*identifiers)
+    keys = (
+        storage.prefixed_key(storage._previous_window_key(key)),
+        storage.prefixed_key(storage._current_window_key(key)),
+    )
+    sha = storage.lua_acquire_sliding_window.sha
+    return ("EVALSHA", sha, len(keys), *keys, item.amount, item.get_expiry(), 1)
+
+
 class RateLimiter:
     """Count requests per application with a sliding window in Redis."""
 
@@ -120,14 +134,7 @@ class RateLimiter:
         return packed[1]
 
     def _hit_command(self, item: RateLimitItem, application_id: str) -> tuple[Any, ...]:
-        key = item.key_for(application_id)
-        storage = self.storage
-        keys = (
-            storage.prefixed_key(storage._previous_window_key(key)),
-            storage.prefixed_key(storage._current_window_key(key)),
-        )
-        sha = storage.lua_acquire_sliding_window.sha
-        return ("EVALSHA", sha, len(keys), *keys, item.amount, item.get_expiry(), 1)
+        return sliding_hit_command(self.storage, item, application_id)
 
     def load_script(self) -> None:
         """Load the sliding-window script into Redis (after Redis forgot it)."""

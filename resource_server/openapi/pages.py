@@ -54,7 +54,7 @@ PAGE_RESPONSES: dict[str, Op] = {
         "content": {**_html("")["content"], **ERROR["content"]},
     },
     "413": TOO_LARGE,
-    "429": _html("Too many sign-in attempts"),
+    "429": _html("Too many requests (sign-in attempts, or pages from one address): Retry-After"),
 }
 
 AUTHORIZE_QUERY = [{"name": name, "in": "query", "schema": URL_TEXT} for name in AUTHORIZE_PARAMS]

@@ -156,9 +156,11 @@ KINDS: dict[str, Kind] = {
 
 
 class PageResource(Resource):
-    """A catalog page: public, no token, its paging parsed the API's way."""
+    """A catalog page: public, no token, limited per client address (``web.limit``), its
+    paging parsed the API's way."""
 
     auth = "none"
+    per_address = True
 
     def paging(self, req: falcon.Request) -> PageParams:
         """Parse ``size`` and ``cursor`` (the API's keyset cursors)."""

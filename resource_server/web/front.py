@@ -40,6 +40,7 @@ class FrontDoor(Resource):
     """``/``: a page for people; the API root document for clients that ask for JSON."""
 
     auth = "none"
+    per_address = True  # limited per client address (web.limit)
 
     def __init__(self, *args: Any, routes: Sequence[CollectionRoute | PlainRoute]) -> None:
         super().__init__(*args)
@@ -60,6 +61,7 @@ class Docs(Resource):
     """``/docs``: the OpenAPI document rendered by Swagger UI (its files served from here)."""
 
     auth = "none"
+    per_address = True  # limited per client address (web.limit)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Answer the docs page."""

@@ -101,9 +101,11 @@ def auth_settings(base_settings: Settings) -> AuthSettings:
 
 @pytest.fixture(scope="session")
 def resource_settings(base_settings: Settings) -> ResourceSettings:
-    """Settings of the resource server under test (a high default rate limit: tests are fast;
-    the rate-limit tests set a per-application override)."""
-    return ResourceSettings(**_fields(base_settings), rate_limit="10000/second")
+    """Settings of the resource server under test (high default rate limits: tests are fast;
+    the rate-limit tests set a per-application override, the page-limit test its own server)."""
+    return ResourceSettings(
+        **_fields(base_settings), rate_limit="10000/second", page_rate_limit="10000/second"
+    )
 
 
 @pytest.fixture(scope="session")

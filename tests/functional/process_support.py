@@ -108,9 +108,11 @@ def service_env(
         REDIS_URL=redis_url,
         SECRET_KEY=settings.secret_key,
         REDIS_PREFIX=settings.redis_prefix,
-        # Load tests: the per-application limit and the sign-in throttles are not under test.
+        # Load tests: the per-application and page limits and the sign-in throttles are not
+        # under test.
         RATE_LIMIT="100000/second",
         RATE_LIMIT_BURST="100000",
+        PAGE_RATE_LIMIT="100000/second",
         LOGIN_ATTEMPTS_PER_IP="100000/minute",
         LOGIN_ATTEMPTS_PER_ACCOUNT="100000/minute",
         PYTHONUNBUFFERED="1",
