@@ -166,9 +166,17 @@ class ChangePasswordForm(FlaskForm):
 
 
 class ConfirmEmailForm(FlaskForm):
-    """The emailed confirmation token, carried from the link's page to its button."""
+    """The emailed confirmation token, carried from the link's page to its button, and the
+    password the owner of the address chooses there (typed twice)."""
 
     token = HiddenField()
+    password = PasswordField(
+        "Choose a password", [DataRequired("Choose a password."), _StrongPassword()]
+    )
+    confirm = PasswordField(
+        "Password again",
+        [DataRequired("Type the password again."), EqualTo("password", "The passwords differ.")],
+    )
     submit = SubmitField("Confirm and sign in")
 
 
