@@ -2,7 +2,8 @@
 
 Both are Authlib's resource owner password grant; ``credentials`` names the username ``email``.
 Attempts are throttled per client IP and per account before any hashing. An unknown email costs
-the same argon2 verify as a wrong password and gets the same answer.
+the same argon2 verify as a wrong password and gets the same answer, and so does the right
+password of an unconfirmed account where mail confirms addresses (``auth_server/ownership.py``).
 """
 
 from __future__ import annotations
