@@ -105,7 +105,8 @@ class SignInForm(FlaskForm):
 
 
 class SignUpForm(FlaskForm):
-    """Name, email and a new password."""
+    """Name, email and a new password (the view drops the password where mail confirms
+    addresses: the owner of the address chooses it on the confirmation page)."""
 
     name = StringField("Name", [DataRequired("Enter your name."), Length(max=200), _printable])
     email = StringField(
