@@ -21,6 +21,7 @@ from typing import Any
 
 from flask import current_app, flash, redirect, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
@@ -39,6 +40,7 @@ from auth_server.web import (
     sign_in_redirect,
     start_session,
 )
+from common.ids import utcnow
 from common.models import User
 
 SALT = "artcat.email-verify"
@@ -155,6 +157,17 @@ def verify_email() -> Response:
             valid = False
         if not valid:
             return page("verify_email.html", 400, form=form, email=user.email)
+        # The link works once, even for two posts at the same moment: one conditional UPDATE.
+        claimed = db.execute(
+            update(User)
+            .where(User.id == user.id, User.email_verified_at.is_(None))
+            .values(email_verified_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        if not getattr(claimed, "rowcount", 0):
+            db.rollback()
+            return error_page(400, EXPIRED_TITLE, EXPIRED_MESSAGE)
+        db.refresh(user, ["email_verified_at"])
         user.password_hash = svc.hasher.hash(form.password.data or "")
         rows, unlinked = take_over(db, svc.stores.tokens, user)
         db.commit()

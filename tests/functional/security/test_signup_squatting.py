@@ -250,6 +250,8 @@ def test_with_mail_the_squatters_password_signs_nothing_in_and_the_owner_takes_t
     assert message["Subject"] == "Confirm your email address"
     assert "choose your password" in body_of(message)
     owner_web = confirm(base, message, OWNER_PASSWORD)
+    again = requests.get(link_in(message, "/account/email/verify?token="), timeout=10)
+    assert again.status_code == 400 and "no longer works" in text(again.text)  # works once
     user_id = user_id_of(sessions, VICTIM)
     token = credentials(mail_auth, client, VICTIM, OWNER_PASSWORD)
     assert token.status_code == 200, token.text
