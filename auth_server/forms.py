@@ -105,7 +105,8 @@ class SignInForm(FlaskForm):
 
 
 class SignUpForm(FlaskForm):
-    """Name, email and a new password."""
+    """Name, email and a new password (the view drops the password where mail confirms
+    addresses: the owner of the address chooses it on the confirmation page)."""
 
     name = StringField("Name", [DataRequired("Enter your name."), Length(max=200), _printable])
     email = StringField(
@@ -166,9 +167,17 @@ class ChangePasswordForm(FlaskForm):
 
 
 class ConfirmEmailForm(FlaskForm):
-    """The emailed confirmation token, carried from the link's page to its button."""
+    """The emailed confirmation token, carried from the link's page to its button, and the
+    password the owner of the address chooses there (typed twice)."""
 
     token = HiddenField()
+    password = PasswordField(
+        "Choose a password", [DataRequired("Choose a password."), _StrongPassword()]
+    )
+    confirm = PasswordField(
+        "Password again",
+        [DataRequired("Type the password again."), EqualTo("password", "The passwords differ.")],
+    )
     submit = SubmitField("Confirm and sign in")
 
 

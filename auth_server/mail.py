@@ -5,11 +5,12 @@ its users are copies of production's (with placeholder addresses) and its tester
 message it refuses is logged by subject and recipient domain, never with its body (which holds
 reset links).
 
-A development instance with email off (the default) writes each message instead to a file of
-its own under the instance folder, ``outbox/``, readable by its owner only (0600 in a 0700
-folder): the developer can open a verification link, and the link (a credential) reaches no log
-and no one else. The log line names the file, never the body. Production with email off writes
-nothing anywhere but that log line.
+A development instance with email off (the default) writes each message it is given instead
+to a file of its own under the instance folder, ``outbox/``, readable by its owner only (0600
+in a 0700 folder): a link in it (a credential) reaches no log and no one else. (The pages give
+it none while email is off: without email nobody can prove an address, see
+``auth_server/ownership.py``.) The log line names the file, never the body. Production with
+email off writes nothing anywhere but that log line.
 """
 
 from __future__ import annotations

@@ -58,8 +58,14 @@ class UserFactory(factory.Factory):
     def _create(
         cls, model_class: type[User], *, session: Session, settings: Settings, **kwargs: Any
     ) -> User:
-        """Create the user in ``session`` with the instance's password hasher."""
-        return create_user(session, password_hasher(settings), **kwargs)
+        """Create the user in ``session`` with the instance's password hasher.
+
+        ``email_verified_at`` (default None: unconfirmed) says when the owner proved the address.
+        """
+        verified_at = kwargs.pop("email_verified_at", None)
+        user = create_user(session, password_hasher(settings), **kwargs)
+        user.email_verified_at = verified_at
+        return user
 
 
 class ApplicationFactory(factory.Factory):

@@ -2,7 +2,8 @@
 
 Both are Authlib's resource owner password grant; ``credentials`` names the username ``email``.
 Attempts are throttled per client IP and per account before any hashing. An unknown email costs
-the same argon2 verify as a wrong password and gets the same answer.
+the same argon2 verify as a wrong password and gets the same answer, and so does the right
+password of an unconfirmed account where mail confirms addresses (``auth_server/ownership.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from auth_server.accounts import find_user_by_email, verify_password
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.oauth import SlowDownError
+from auth_server.ownership import password_may_sign_in
 from auth_server.server import request_db
 from auth_server.throttle import login_throttle
 from common.models import User
@@ -72,11 +74,18 @@ class PasswordGrant(grants.ResourceOwnerPasswordCredentialsGrant):
         user = find_user_by_email(db, email)
         stored = user.password_hash if user is not None and user.password_hash else None
         ok = verify_password(svc.hasher, stored or dummy_hash(svc.hasher), password)
-        if user is None or stored is None or not ok:
+        # An unconfirmed account's right password counts as a wrong one where mail confirms
+        # addresses (``auth_server/ownership.py``): it may be a squatter's.
+        unconfirmed = user is not None and ok and not password_may_sign_in(user)
+        if user is None or stored is None or not ok or unconfirmed:
             audit(
                 "signin.failed",
                 grant=grant,
-                reason="unknown_email" if user is None else "wrong_password",
+                reason="unknown_email"
+                if user is None
+                else "unconfirmed"
+                if unconfirmed
+                else "wrong_password",
                 user_id=user.id if user is not None else None,
                 application_id=self.request.client.app.id if self.request.client else None,
                 ip=ip,

@@ -16,6 +16,7 @@ from auth_server.applications import creation_throttle
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ApplicationForm, ButtonForm
+from auth_server.ownership import mail_confirms
 from auth_server.web import current_user, error_page, is_read, page, sign_in_redirect
 from common.ids import is_id, utcnow
 from common.models import Application, AuthorizationCode, Token, User
@@ -68,7 +69,7 @@ def account_home() -> Response:
         user = current_user(db)
         if user is None:
             return sign_in_redirect()
-        return page("account.html", user=user)
+        return page("account.html", user=user, mail=mail_confirms())
 
 
 def authorizations() -> Response:

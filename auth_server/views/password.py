@@ -13,7 +13,6 @@ from typing import Any
 
 from flask import current_app, flash, redirect, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy import delete
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
@@ -33,6 +32,7 @@ from auth_server.forms import (
     password_problem,
 )
 from auth_server.mail import Mailer
+from auth_server.ownership import take_over
 from auth_server.revocation import revoke_all
 from auth_server.throttle import login_throttle
 from auth_server.web import (
@@ -45,8 +45,7 @@ from auth_server.web import (
     sign_in_redirect,
     start_session,
 )
-from common.ids import utcnow
-from common.models import SocialIdentity, Token, User
+from common.models import Token, User
 
 SALT = "artcat.password-reset"
 # One reset email per account per this many seconds: the page must not become a mail cannon.
@@ -155,10 +154,10 @@ def reset_password(token: str) -> Response:
         if not valid:
             return page("reset.html", 400, form=form, token=token)
         user.password_hash = svc.hasher.hash(form.password.data or "")
-        # The link came by email: following it proves the address, as a confirmation link does.
-        user.email_verified_at = user.email_verified_at or utcnow()
         user_id = user.id
-        rows, unlinked = _end_what_the_old_password_gave(db, user)
+        # The link came by email: following it proves the address, as a confirmation link
+        # does, and ends whatever anyone got from the account before (ownership.take_over).
+        rows, unlinked = take_over(db, svc.stores.tokens, user)
         db.commit()
     svc.stores.tokens.tombstone(rows)
     audit(
@@ -173,26 +172,15 @@ def reset_password(token: str) -> Response:
     return redirect(url_for("account_sign_in"))
 
 
-def _end_what_the_old_password_gave(
-    db: Session, user: User, *, unlink: bool = True
-) -> tuple[list[Token], int]:
-    """End the user's sessions, access tokens and pending codes; unlink social identities.
+def _end_what_the_old_password_gave(db: Session, user: User) -> list[Token]:
+    """End the user's sessions, access tokens and pending codes (a change of password).
 
-    Whoever knew the old password, or pre-registered the address and linked a social account
-    to it, may hold any of these: after a reset only the owner of the mailbox is left. (A
-    change keeps the links: only someone who already holds the password can make one.)
-    Returns the expired token rows (tombstone them after the commit) and how many links went.
+    Whoever knew the old password may hold any of these. (The social links stay: only someone
+    who already holds the password can make one. A reset ends those too: ``take_over``.)
+    Returns the expired token rows: tombstone them after the commit.
     """
     end_sessions(db, user)
-    rows = revoke_all(db, services().stores.tokens, user_id=user.id, kind="access")
-    if not unlink:
-        return rows, 0
-    unlinked = db.execute(
-        delete(SocialIdentity)
-        .where(SocialIdentity.user_id == user.id)
-        .execution_options(synchronize_session=False)
-    )
-    return rows, int(getattr(unlinked, "rowcount", 0) or 0)
+    return revoke_all(db, services().stores.tokens, user_id=user.id, kind="access")
 
 
 def change_password() -> Response:
@@ -232,7 +220,7 @@ def change_password() -> Response:
             return page("change_password.html", 400, form=form, user=user)
         throttle.forgive(attempt)
         user.password_hash = svc.hasher.hash(new)
-        rows, _ = _end_what_the_old_password_gave(db, user, unlink=False)
+        rows = _end_what_the_old_password_gave(db, user)
         db.commit()
         start_session(user)  # this browser stays signed in, in the new generation
         user_id = user.id

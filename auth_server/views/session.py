@@ -25,6 +25,7 @@ from auth_server.context import services
 from auth_server.devices import remember_device, trusted_device
 from auth_server.forms import ButtonForm, SignInForm, SignUpForm
 from auth_server.inputs import is_clean
+from auth_server.ownership import mail_confirms, password_may_sign_in
 from auth_server.throttle import login_throttle, sign_up_throttle
 from auth_server.views.verify import send_sign_up_note, send_verification
 from auth_server.web import (
@@ -100,11 +101,22 @@ def sign_in() -> Response:
         user = find_user_by_email(db, email)
         stored = user.password_hash if user is not None and user.password_hash else None
         ok = verify_password(svc.hasher, stored or _dummy_hash(svc.hasher), password)
-        if user is None or stored is None or not ok or not user.enabled:
+        # An unconfirmed account's password may be a squatter's: where mail confirms addresses
+        # it signs nothing in, and the answer is a wrong password's (the attempt is not given
+        # back either).
+        reason = "bad"
+        if user is not None and stored is not None and ok:
+            if not user.enabled:
+                reason = "disabled"
+            elif not password_may_sign_in(user):
+                reason = "unconfirmed"
+            else:
+                reason = ""
+        if reason or user is None or stored is None:
             audit(
                 "sign_in.failed",
                 user_id=user.id if user is not None else None,
-                reason="disabled" if user is not None and ok and not user.enabled else "bad",
+                reason=reason,
                 ip=ip,
             )
             return page("sign_in.html", 400, form=form, form_error=BAD_CREDENTIALS, asking=asking)
@@ -121,15 +133,20 @@ def sign_in() -> Response:
 
 
 def sign_up() -> Response:
-    """Show the sign-up form (GET) or create an account and mail a confirmation link (POST).
+    """Show the sign-up form (GET) or create an account (POST).
 
-    The answer is the same "check your email" page whether the address is new or already has
-    an account, and costs the same (one argon2 hash, one message queued): a new address gets a
-    confirmation link, the owner of a known one a note that someone tried. Nobody is signed in
-    here; the confirmation link (or the password, at the sign-in page) does that.
+    The answer is the same whether the address is new or already has an account, costs the
+    same, and nothing that follows tells them apart. Where mail confirms addresses the form
+    asks for no password: a new address gets a link to confirm it and choose one, the owner of
+    a known address a note that someone tried (or, while it is unconfirmed, a new link), and
+    nobody is signed in here. Where no mail is sent, the account keeps the password typed here
+    and stays unconfirmed (``auth_server/ownership.py``).
     """
     svc = services()
+    confirms = mail_confirms()
     form = SignUpForm(next=_next_from_request())
+    if confirms:
+        del form.password  # chosen on the confirmation page, by whoever reads the mail
     with svc.stores.sessions() as db:
         if is_read():
             if current_user(db) is not None:
@@ -146,29 +163,34 @@ def sign_up() -> Response:
             return throttled
         email = normalise_email(form.email.data or "")
         next_path = safe_next(form.next.data) or ""
+        password = None if confirms else (form.password.data or "")
         try:
-            user, created = _new_user(db, form, email)
+            user, created = _new_user(db, form, email, password)
         except AccountError as ex:
             field = getattr(form, ex.field, form.email)
             field.errors = [str(ex)]
             return page("sign_up.html", 400, form=form)
         if created:
-            send_verification(user, next_path)
             audit("user.created", user_id=user.id, via="sign_up", ip=ip)
         else:
-            send_sign_up_note(user)
             audit("sign_up.existing_email", user_id=user.id, ip=ip)
+        if confirms and (created or user.email_verified_at is None):
+            send_verification(user, next_path)
+        elif confirms:
+            send_sign_up_note(user)
     ttl_hours = svc.settings.email_verification_ttl // 3600
-    return page("sign_up_sent.html", email=email, ttl_hours=ttl_hours, next_path=next_path)
+    return page(
+        "sign_up_sent.html", email=email, ttl_hours=ttl_hours, next_path=next_path, mail=confirms
+    )
 
 
-def _new_user(db: Session, form: SignUpForm, email: str) -> tuple[User, bool]:
+def _new_user(db: Session, form: SignUpForm, email: str, password: str | None) -> tuple[User, bool]:
     """Create the account and commit; or return the one that has the address (created: False).
 
-    A known address costs the same argon2 hash as a new one, so timing does not tell them apart.
+    A known address costs the same argon2 hash as a new one (none where there is no password
+    to keep), so timing does not tell them apart.
     """
     svc = services()
-    password = form.password.data or ""
     existing = find_user_by_email(db, email)
     if existing is None:
         try:
@@ -186,7 +208,7 @@ def _new_user(db: Session, form: SignUpForm, email: str) -> tuple[User, bool]:
         existing = find_user_by_email(db, email)
         if existing is None:
             raise AccountError("email", "could not be registered: try again")
-    else:
+    elif password:
         svc.hasher.hash(password)
     return existing, False
 

@@ -1,16 +1,18 @@
-"""Email verification: a signed, expiring, single-use link that proves the user reads the mail.
+"""Email confirmation: a signed, expiring, single-use link that proves the user reads the mail.
 
 The link is bound to the user and to the address it was sent to (signed with the secret key and
 a salt of its own, so no other signed value of the service passes for it), expires after
 ``email_verification_ttl`` seconds, and works once: it is refused as soon as the address is
-verified. Its page asks for a click (a POST with the CSRF token) rather than acting on the GET,
-so a mail scanner fetching links neither uses it up nor signs itself in. The token travels in
-the query (whose ``token`` value the access log redacts) and then in the form body, never in a
-path, where the access log would keep it.
+verified. Its page asks for the account's password, typed twice (a POST with the CSRF token),
+rather than acting on the GET, so a mail scanner fetching links neither uses it up nor signs
+itself in. The token travels in the query (whose ``token`` value the access log redacts) and
+then in the form body, never in a path, where the access log would keep it.
 
-What an unverified account may do: sign in (page and grants) and use the service as any
-account; its account page says the address is unconfirmed and offers to send the link again. A
-password reset, which also proves the mailbox, verifies the address too.
+Whoever follows the link reads the mail: the account becomes theirs. Confirming sets the
+password and ends everything issued before (``auth_server.ownership.take_over``): whoever typed
+the address into the sign-up form first keeps nothing. Until then the account's password signs
+nothing in. A password reset, which also proves the mailbox, confirms the address the same way.
+Where the service sends no mail, no link is made and none is honoured.
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from typing import Any
 
 from flask import current_app, flash, redirect, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from sqlalchemy import update
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from auth_server.audit import audit
 from auth_server.context import services
-from auth_server.forms import ConfirmEmailForm
+from auth_server.forms import ConfirmEmailForm, password_problem
 from auth_server.mail import Mailer
+from auth_server.ownership import mail_confirms, take_over
 from auth_server.web import (
     DEFAULT_NEXT,
     current_user,
@@ -46,9 +50,10 @@ RESEND_INTERVAL = 60
 NOTE_INTERVAL = 3600
 EXPIRED_TITLE = "This link no longer works"
 EXPIRED_MESSAGE = (
-    "Confirmation links work once and only for a limited time. Sign in and ask for a new link "
-    "on your account page."
+    "Confirmation links work once and only for a limited time. For a new link, sign up again "
+    "with the same address."
 )
+NO_MAIL_MESSAGE = "This service sends no email, so it does not confirm addresses."
 
 
 def _serializer() -> URLSafeTimedSerializer:
@@ -102,9 +107,10 @@ def send_verification(user: User, next_path: str = "") -> bool:
     body = (
         f"Hello {user.name},\n\n"
         "Please confirm that this is your email address by opening this link within "
-        f"{hours} hours. It also signs you in:\n\n{link}\n\n"
-        "If you did not create an account, do not open the link: someone typed your address, "
-        "and the account stays unconfirmed.\n"
+        f"{hours} hours. There you choose your password, and you are signed in:\n\n{link}\n\n"
+        "If you did not ask for an account here, someone typed your address: nobody can use "
+        "the account until the address is confirmed. Ignore this message, or open the link to "
+        "make the account yours.\n"
     )
     _mailer().send_later(user.email, "Confirm your email address", body)
     return True
@@ -128,21 +134,54 @@ def send_sign_up_note(user: User) -> bool:
 
 
 def verify_email() -> Response:
-    """Ask to confirm (GET, the emailed link) or confirm the address and sign in (POST)."""
+    """Ask for a password (GET, the emailed link), or confirm the address with it (POST).
+
+    Confirming sets the password, ends everything issued before (tokens of every kind, codes,
+    sessions, social links) and signs in.
+    """
+    if not mail_confirms():
+        return error_page(400, EXPIRED_TITLE, NO_MAIL_MESSAGE)
+    svc = services()
     form = ConfirmEmailForm(token=request.args.get("token", ""))
-    with services().stores.sessions() as db:
+    with svc.stores.sessions() as db:
         found = verification_for(db, form.token.data or "")
         if found is None:
             return error_page(400, EXPIRED_TITLE, EXPIRED_MESSAGE)
         user, next_path = found
         if is_read():
             return page("verify_email.html", form=form, email=user.email)
-        user.email_verified_at = utcnow()
+        valid = form.validate()
+        problem = password_problem(form.password.data or "", email=user.email, name=user.name)
+        if problem and not form.password.errors:
+            form.password.errors = [problem]
+            valid = False
+        if not valid:
+            return page("verify_email.html", 400, form=form, email=user.email)
+        # The link works once, even for two posts at the same moment: one conditional UPDATE.
+        claimed = db.execute(
+            update(User)
+            .where(User.id == user.id, User.email_verified_at.is_(None))
+            .values(email_verified_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        if not getattr(claimed, "rowcount", 0):
+            db.rollback()
+            return error_page(400, EXPIRED_TITLE, EXPIRED_MESSAGE)
+        db.refresh(user, ["email_verified_at"])
+        user.password_hash = svc.hasher.hash(form.password.data or "")
+        rows, unlinked = take_over(db, svc.stores.tokens, user)
         db.commit()
+        svc.stores.tokens.tombstone(rows)
         start_session(user)
         user_id = user.id
-    audit("email.verified", user_id=user_id, ip=request.remote_addr)
-    flash("Your email address is confirmed.")
+    audit(
+        "email.verified",
+        user_id=user_id,
+        tokens_expired=len(rows),
+        social_unlinked=unlinked,
+        ip=request.remote_addr,
+    )
+    flash("Your email address is confirmed and your password is set.")
     return redirect(next_path or DEFAULT_NEXT)
 
 
@@ -152,7 +191,9 @@ def resend_verification() -> Response:
         user = current_user(db)
         if user is None:
             return sign_in_redirect(url_for("account_home"))
-        if user.email_verified_at is None:
+        if user.email_verified_at is None and not mail_confirms():
+            flash("This service sends no email, so it cannot confirm addresses.")
+        elif user.email_verified_at is None:
             sent = send_verification(user)
             audit("email.verification_sent", user_id=user.id, sent=sent, ip=request.remote_addr)
             flash(f"A confirmation link is on its way to {user.email}.")

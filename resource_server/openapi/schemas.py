@@ -251,15 +251,22 @@ CATALOG: dict[str, Schema] = {
 }
 
 ACCOUNTS: dict[str, Schema] = {
-    "User": resource(
-        {"id": ID, "name": STR},
-        ["self", "collections"],
-    ),
+    # The caller's own user also shows its address, whether that is verified, and its dates.
+    "User": {
+        **obj(
+            {"id": ID, "name": STR, "_links": links_with(["self", "collections"])},
+            {"email": STR, "email_verified": BOOL, "created_at": TS, "updated_at": TS},
+        ),
+        "dependentRequired": {"email": ["email_verified"]},
+    },
     "UserDetail": resource(
         {
             **STAMPS,
             "type": STR,
             "email": STR,
+            # True only when the owner proved the address (a link sent there, or a provider
+            # that verified it): never take an unverified address as the user's.
+            "email_verified": BOOL,
             "birthday": null(STR),
             "phone": null(STR),
             "gender": null(STR),

@@ -10,7 +10,12 @@ from common.models import User, UserDetail
 
 
 def user(u: User, urls: Urls, caller: str, profile_id: str | None = None) -> dict[str, Any]:
-    """Render a user: ``{id, name}`` for anyone, plus email and timestamps for itself."""
+    """Render a user: ``{id, name}`` for anyone, plus email and timestamps for itself.
+
+    ``email_verified`` is true only when the owner proved the address (a confirmation or reset
+    link, or a provider that verified it): an application must not take the address as the
+    user's otherwise.
+    """
     links: dict[str, Link] = {"self": link(urls.api(f"/users/{u.id}"))}
     if profile_id:
         links["profile"] = link(urls.api(f"/profiles/{profile_id}"))
@@ -21,6 +26,7 @@ def user(u: User, urls: Urls, caller: str, profile_id: str | None = None) -> dic
     if u.id == caller:
         body.update(
             email=u.email,
+            email_verified=u.email_verified_at is not None,
             created_at=format_ts(u.created_at),
             updated_at=format_ts(u.updated_at),
         )
@@ -36,6 +42,7 @@ def user_detail(d: UserDetail, u: User, urls: Urls) -> dict[str, Any]:
         "updated_at": format_ts(d.updated_at),
         "type": u.type,
         "email": u.email,
+        "email_verified": u.email_verified_at is not None,
         "birthday": d.birthday,
         "phone": d.phone,
         "gender": d.gender,

@@ -10,10 +10,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import AuthorizationCode
-from common.settings import Settings
 from tests.browser.conftest import Site
 from tests.functional.conftest import LiveServer
-from tests.functional.mail_support import link_in, outbox_messages
 from tests.pages import Account, query
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -55,7 +53,6 @@ def test_sign_up_then_approve_carries_code_and_state(
     combined_server: LiveServer,
     site: Site,
     account: Account,
-    base_settings: Settings,
 ) -> None:
     page.goto(authorize_url(combined_server.url, account, site, scope="offline_access"))
     assert "/account/sign_in" in page.url
@@ -64,11 +61,12 @@ def test_sign_up_then_approve_carries_code_and_state(
     page.get_by_label("Email").fill("mary@example.org")
     page.get_by_label("Password").fill("Little girl 1878")
     page.get_by_role("button", name="Create account").click()
-    expect(page.get_by_role("heading", level=1)).to_have_text("Check your email")
-    # Development with email off: the confirmation link is in the instance's outbox.
-    (message,) = outbox_messages(base_settings.instance_dir, "mary@example.org")
-    page.goto(link_in(message, "/account/email/verify?token="))
-    page.get_by_role("button", name="Confirm and sign in").click()
+    # Email off (the default): no confirmation; the password typed at sign-up signs in.
+    expect(page.get_by_role("heading", level=1)).to_have_text("Sign up received")
+    page.get_by_role("link", name="Sign in").last.click()
+    page.get_by_label("Email").fill("mary@example.org")
+    page.get_by_label("Password").fill("Little girl 1878")
+    page.get_by_role("button", name="Sign in").click()
     # Back on the consent page: the application, its owner and the host are in plain sight.
     page.wait_for_url(f"{combined_server.url}/oauth2/authorize?**")
     assert (

@@ -12,6 +12,7 @@ from itsdangerous import TimestampSigner, URLSafeTimedSerializer
 from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.views.password import SALT
+from common.ids import utcnow
 from common.models import Token
 from common.settings import AuthSettings, Settings
 from common.stores import Stores
@@ -33,8 +34,9 @@ def web() -> Iterator[requests.Session]:
 
 @pytest.fixture
 def account(clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings) -> Account:
-    """A user with a known password."""
-    return make_account(sessions, base_settings, name="Claude Monet")
+    """A user with a known password and a confirmed address (where mail confirms addresses,
+    an unconfirmed account's password signs nothing in)."""
+    return make_account(sessions, base_settings, name="Claude Monet", email_verified_at=utcnow())
 
 
 def ask_for_reset(web: requests.Session, base: str, email: str) -> requests.Response:

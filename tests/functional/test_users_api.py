@@ -112,8 +112,11 @@ def test_a_user_reading_itself_sees_email_timestamps_and_details_link(
 ) -> None:
     me, base = world["me"], resource_server.url
     body = requests.get(f"{base}/api/users/{me.id}", headers=me.headers, timeout=TIMEOUT).json()
-    assert list(body) == ["id", "name", "email", "created_at", "updated_at", "_links"]
+    assert list(body) == [
+        "id", "name", "email", "email_verified", "created_at", "updated_at", "_links",
+    ]  # fmt: skip
     assert body["email"].endswith("@example.org")
+    assert body["email_verified"] is False  # nobody proved the address
     assert body["created_at"].endswith("+00:00")
     assert body["_links"]["user_details"] == {"href": f"{base}/api/user_details/{me.id}"}
 
@@ -149,8 +152,10 @@ def test_user_details_for_the_owner_only(
     assert r.status_code == 200
     body = r.json()
     assert list(body) == [
-        "id", "created_at", "updated_at", "type", "email", "birthday", "phone", "gender", "_links",
+        "id", "created_at", "updated_at", "type", "email", "email_verified", "birthday", "phone",
+        "gender", "_links",
     ]  # fmt: skip
+    assert body["email_verified"] is False
     assert (body["id"], body["type"], body["birthday"], body["gender"]) == (
         me.id,
         "User",

@@ -12,6 +12,7 @@ from typing import Any
 import requests
 from sqlalchemy.orm import Session, sessionmaker
 
+from common.ids import utcnow
 from common.settings import Settings
 from tests.functional.conftest import LiveServer
 from tests.functional.mail_support import Inbox, inbox, link_in, mail_server
@@ -49,8 +50,8 @@ def assert_refused(r: requests.Response) -> None:
 
 
 def fresh_account(sessions: sessionmaker[Session], settings: Settings) -> Account:
-    """A user with a known password."""
-    return make_account(sessions, settings, name="Berthe Morisot")
+    """A user with a known password and a confirmed address."""
+    return make_account(sessions, settings, name="Berthe Morisot", email_verified_at=utcnow())
 
 
 def test_a_cookie_copied_before_sign_out_is_refused_after_it(
