@@ -162,6 +162,7 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         service="auth",
         access_log=settings.access_log,
         expose_metrics=settings.metrics_enabled,
+        metrics_from=settings.metrics_networks,
     )
     app.wsgi_app = Hardening(  # type: ignore[method-assign]
         app.wsgi_app, settings, default_cache_control=PRIVATE

@@ -96,8 +96,13 @@ def _refuse_undecodable() -> Response | None:
 
 
 def _protect_forms() -> None:
-    if is_page_path(request.path):
-        csrf.protect()
+    if not is_page_path(request.path):
+        return
+    if request.routing_exception is not None:
+        # A method the page does not take is a 405 with Allow (no page at all, a 404): said
+        # before the CSRF check, which only guards the forms a page does take.
+        raise request.routing_exception
+    csrf.protect()
 
 
 def _security_headers(resp: Response) -> Response:

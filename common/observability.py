@@ -13,19 +13,23 @@ The middleware wraps every request, so it is built to cost a few microseconds
   no route matched) and status, with its latency, in ``common.metrics``. Each app hands its
   route template back through the environ key ``artcat.route``;
 - ``GET /metrics`` is answered here, before the app: no token, no rate limit, and not a route of
-  the API (so not in its OpenAPI document). It is meant for the operator's Prometheus: keep it
-  off the public proxy, or switch it off with ``METRICS_ENABLED=false``.
+  the API (so not in its OpenAPI document). It is meant for the operator's Prometheus, so it is
+  answered only to the addresses of ``METRICS_ALLOW`` (loopback by default; the client's address
+  as ``TRUSTED_PROXY`` forwards it): anyone else's request goes on to the app, which answers the
+  404 of a path that does not exist. ``METRICS_ENABLED=false`` switches it off. The shipped
+  proxy configuration (``deploy/nginx.conf``) refuses it too.
 
 The log lines are written by ``common.logs`` and redacted by ``common.redaction``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import count
 from typing import Any
 
@@ -34,6 +38,7 @@ import orjson
 from common import metrics
 from common.logs import SINK, access_log, timestamp, write_line
 from common.redaction import MAX_FIELD, redact_path, redact_query
+from common.settings import IPNetwork, Settings, parse_networks
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -41,6 +46,8 @@ REQUEST_ID_KEY = "artcat.request_id"
 ROUTE_KEY = "artcat.route"
 METRICS_PATH = "/metrics"
 UNMATCHED = "unmatched"
+# Who may read /metrics when the caller names no one (METRICS_ALLOW's default).
+LOOPBACK = parse_networks(Settings.metrics_allow, "METRICS_ALLOW")
 
 _sane_request_id = re.compile(r"[A-Za-z0-9._-]{1,128}").fullmatch
 _METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
@@ -78,12 +85,19 @@ class Observer:
     """The middleware: request id, access log line and metrics for every request."""
 
     def __init__(
-        self, app: WSGIApp, *, service: str, access_log: bool = True, expose_metrics: bool = True
+        self,
+        app: WSGIApp,
+        *,
+        service: str,
+        access_log: bool = True,
+        expose_metrics: bool = True,
+        metrics_from: Sequence[IPNetwork] = LOOPBACK,
     ) -> None:
         self.app = app
         self.service = service
         self.access_log = access_log
         self.expose_metrics = expose_metrics
+        self.metrics_from = tuple(metrics_from)
         self._observe = metrics.REGISTRY.requests.observe
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
@@ -95,7 +109,11 @@ class Observer:
         environ[REQUEST_ID_KEY] = rid
         state = _Exchange(start_response, rid)
         app = self.app
-        if self.expose_metrics and environ.get("PATH_INFO") == METRICS_PATH:
+        if (
+            self.expose_metrics
+            and environ.get("PATH_INFO") == METRICS_PATH
+            and may_read_metrics(environ.get("REMOTE_ADDR"), self.metrics_from)
+        ):
             environ[ROUTE_KEY] = METRICS_PATH
             app = serve_metrics
         try:
@@ -206,6 +224,17 @@ class _Body:
             self.observer.finish(
                 self.environ, self.state.status, self.start, self.size, self.state.rid
             )
+
+
+def may_read_metrics(address: str | None, networks: Sequence[IPNetwork]) -> bool:
+    """Tell whether a client address is in one of the networks allowed to read ``/metrics``."""
+    try:
+        ip = ipaddress.ip_address((address or "").split("%", 1)[0])
+    except ValueError:
+        return False  # no address, or not one (a Unix socket's peer): never allowed
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1, a dual-stack socket's loopback, is 127.0.0.1
+    return any(ip.version == net.version and ip in net for net in networks)
 
 
 def serve_metrics(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from limits import parse
 
 S = TypeVar("S", bound="Settings")
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 log = logging.getLogger("artcat.settings")
 
@@ -79,6 +80,10 @@ class Settings:
     access_log: bool = True
     metrics_enabled: bool = True
     metrics_dir: str = ""
+    # Who may read GET /metrics: comma-separated addresses or networks, matched against the
+    # client's address (the one TRUSTED_PROXY forwards, when a proxy is trusted). Anyone else
+    # gets the 404 of a path that does not exist. Loopback only by default.
+    metrics_allow: str = "127.0.0.0/8, ::1"
     shutdown_grace: int = 10
     # The HTTP server of `artcat serve`: granian (HTTP in Rust, 1.3-1.8 times waitress's
     # throughput) or waitress (pure Python, one process: a debugger's breakpoint works);
@@ -113,6 +118,12 @@ class Settings:
         object.__setattr__(self, "wsgi_server", self.wsgi_server.strip().lower())
         if self.wsgi_server not in WSGI_SERVERS:
             raise SettingsError(f"WSGI_SERVER must be one of {', '.join(WSGI_SERVERS)}")
+        parse_networks(self.metrics_allow, "METRICS_ALLOW")  # refused at start, not at a scrape
+
+    @property
+    def metrics_networks(self) -> tuple[IPNetwork, ...]:
+        """Return the networks METRICS_ALLOW lets read ``/metrics``."""
+        return parse_networks(self.metrics_allow, "METRICS_ALLOW")
 
     @property
     def server(self) -> str:
@@ -298,6 +309,20 @@ def check_rates(settings: Settings, *names: str) -> None:
             raise SettingsError(
                 f"{name.upper()} must be a rate such as 10/minute or 5/second, not {value!r}"
             ) from None
+
+
+def parse_networks(value: str, name: str) -> tuple[IPNetwork, ...]:
+    """Return the networks of a comma-separated list of addresses or networks (an address is
+    a network of one); say which item is wrong otherwise."""
+    networks = []
+    for item in value.split(","):
+        if not item.strip():
+            continue
+        try:
+            networks.append(ipaddress.ip_network(item.strip(), strict=False))
+        except ValueError:
+            raise SettingsError(f"{name}: {item.strip()!r} is not an address or network") from None
+    return tuple(networks)
 
 
 def normalise_database_url(url: str) -> str:

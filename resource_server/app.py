@@ -95,6 +95,7 @@ class ObservedApp(falcon.App):
             service="resource",
             access_log=settings.access_log,
             expose_metrics=settings.metrics_enabled,
+            metrics_from=settings.metrics_networks,
         )
         self._observed = Hardening(observed, settings)
 

@@ -10,6 +10,7 @@ from artcat.cli.accounts import add_enable_commands
 from artcat.cli.support import emit, load_settings
 from auth_server.accounts import AccountError, create_user, password_hasher
 from auth_server.disabling import set_user_enabled
+from auth_server.passwords import password_problem
 from common.db import make_engine, make_sessionmaker, upgrade
 from common.settings import AuthSettings
 
@@ -29,8 +30,10 @@ def users_create(email: str, name: str, as_json: bool) -> None:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     else:
         password = sys.stdin.readline().rstrip("\r\n")
-    if len(password) < 8:
-        raise click.ClickException("the password must have at least 8 characters")
+    # The rule of the sign-up, reset and change forms, with the same context (email, name).
+    problem = password_problem(password, email=email, name=name)
+    if problem:
+        raise click.ClickException(problem)
     settings = load_settings(AuthSettings)
     upgrade(settings)
     with make_sessionmaker(make_engine(settings))() as session, session.begin():

@@ -1,8 +1,10 @@
 """``/api/applications``: a user's own applications (user access token), rendered as HAL.
 
-Any user token may read (no secret is ever shown but in the answer that creates one); only a
-token issued to a first-party application may write (see ``auth_server.applications``). No
-answer of these routes may be cached: they describe credentials.
+Only a token issued to a first-party application may read or write them (see
+``auth_server.applications``): a third-party application the user signed in to learns nothing
+of the user's other applications (their client ids and redirect URIs), and no secret is ever
+shown but in the answer that creates one. No answer of these routes may be cached: they
+describe credentials.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ from common.models import Application, User
 from common.tokens import TokenRecord
 
 THIRD_PARTY = (
-    "This application cannot create, change or delete applications: only the service's own "
-    "(first-party) applications may. Manage your applications at /account/applications."
+    "This application cannot list, create, change or delete applications: only the service's "
+    "own (first-party) applications may. Manage your applications at /account/applications."
 )
 
 
@@ -123,7 +125,7 @@ class Applications(MethodView):
 
     def get(self) -> Response:
         """List the caller's applications; without ``user_id``, redirect to the caller's list."""
-        record = require_user(request)
+        record = require_manager()
         params = request_params(request)
         urls = _urls()
         user_id = params.get("user_id")
@@ -200,7 +202,7 @@ class ApplicationItem(MethodView):
 
     def get(self, app_id: str) -> Response:
         """Show the application."""
-        record = require_user(request)
+        record = require_manager()
         with services().stores.sessions() as session:
             app = find_owned(session, app_id, record.user_id or "")
         if app is None:

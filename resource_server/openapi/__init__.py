@@ -10,7 +10,14 @@ from common.api.paging import MAX_OFFSET
 from resource_server.openapi.auth_ops import AUTH_API, AUTH_SCHEMAS
 from resource_server.openapi.catalog_ops import CATALOG_SCHEMAS, CATALOG_WRITES
 from resource_server.openapi.pages import AUTH_PAGES
-from resource_server.openapi.parts import ERROR_RESPONSES, ID_PATH, NO_NUL, URL_TEXT, Op
+from resource_server.openapi.parts import (
+    ERROR_RESPONSES,
+    HEAD_TOO_LARGE,
+    ID_PATH,
+    NO_NUL,
+    URL_TEXT,
+    Op,
+)
 from resource_server.openapi.parts import json_response as _json
 from resource_server.openapi.schemas import ACCOUNTS, CATALOG, COMMON, components, schema_name
 from resource_server.params import Param
@@ -148,6 +155,8 @@ def build_document(
     for (path, method), op in EXTRA_OPERATIONS.items():
         paths.setdefault(path, {})[method] = op
     for path, ops in paths.items():
+        for method, op in ops.items():
+            ops[method] = {**op, "responses": {**op["responses"], "431": HEAD_TOO_LARGE}}
         if "get" in ops and "head" not in ops:
             ops["head"] = {**ops["get"], "operationId": ops["get"]["operationId"] + "_head"}
         for name in re.findall(r"\{([^}]+)\}", path):

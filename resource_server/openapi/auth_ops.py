@@ -86,6 +86,11 @@ APP_FIELDS: dict[str, Schema] = {
 APP_BODY = body(APP_FIELDS)
 # A new application needs a name; an update changes only what it names.
 APP_CREATE_BODY = body(APP_FIELDS, ["name"])
+# Only a first-party application's user token may read the user's applications (as write them).
+APP_READ_ERRORS: dict[str, Op] = {
+    **ERROR_RESPONSES,
+    "403": _json(ref("Error"), "A token of a third-party application"),
+}
 
 AUTH_API: dict[tuple[str, str], Op] = {
     ("/api/tokens/xapp_token", "post"): op(
@@ -150,7 +155,7 @@ AUTH_API: dict[tuple[str, str], Op] = {
                 "A page of applications",
             ),
             "302": _json(ref("Redirect"), "Without user_id: the caller's list"),
-            **ERROR_RESPONSES,
+            **APP_READ_ERRORS,
         },
         security=USER,
         # An empty user_id is an absent one: the caller's list.
@@ -164,7 +169,7 @@ AUTH_API: dict[tuple[str, str], Op] = {
     ),
     ("/api/applications/{id}", "get"): op(
         "Show one of the caller's applications",
-        {"200": _json(ref("Application"), "The application"), **ERROR_RESPONSES},
+        {"200": _json(ref("Application"), "The application"), **APP_READ_ERRORS},
         security=USER,
         parameters=[ID_PATH],
     ),

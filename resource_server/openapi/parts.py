@@ -36,6 +36,12 @@ TOO_LARGE: Op = {
         "text/plain": {"schema": {"type": "string"}},
     },
 }
+# A request line and headers over 64 KiB: answered by the HTTP server (waitress or granian) before
+# any app sees the request, so on every operation (the token routes' included).
+HEAD_TOO_LARGE: Op = {
+    "description": "Request header fields too large: a request head over 64 KiB",
+    "content": {"text/plain": {"schema": {"type": "string"}}},
+}
 WRITE_ERRORS: dict[str, Op] = {
     **ERROR_RESPONSES,
     "403": json_response(ref("Error"), "Something the caller can see but does not own"),

@@ -111,12 +111,12 @@ def test_cli_errors_are_clear(env: dict[str, str]) -> None:
         env=env,
     )
     assert orphan.exit_code != 0 and "no user" in orphan.output
-    run(env, "users", "create", "--email", "a@b.c", "--name", "A", stdin="long password\n")
+    run(env, "users", "create", "--email", "a@b.c", "--name", "A", stdin="vermilion ochre umber\n")
     dup = runner.invoke(
         main,
         ["users", "create", "--email", "A@b.c", "--name", "A"],
         env=env,
-        input="long password\n",
+        input="vermilion ochre umber\n",
     )
     assert dup.exit_code != 0 and "taken" in dup.output
 
@@ -137,7 +137,9 @@ def test_db_check_passes(env: dict[str, str]) -> None:
 
 
 def test_disable_and_enable_a_user_and_an_application(env: dict[str, str]) -> None:
-    run(env, "users", "create", "--email", "b@b.org", "--name", "B", stdin="long password\n")
+    run(
+        env, "users", "create", "--email", "b@b.org", "--name", "B", stdin="vermilion ochre umber\n"
+    )
     app = json.loads(
         run(
             env,

@@ -3,7 +3,8 @@
 Every ``artcat`` command a service runs must parse (options included) against the real command
 line; every variable it sets must be a setting; the proxy must route each path to the service
 ``common.serve.is_auth_path`` (the ``serve all`` dispatcher) gives it, and every route of both
-apps must be reachable through it.
+apps must be reachable through it, but ``/metrics``, which it refuses. The proxy's config is
+``deploy/nginx.conf`` (``tests/functional/security/test_metrics_not_public.py`` runs it in nginx).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from redis import Redis
 
 from artcat.cli.main import main
 from auth_server.app import create_app as create_auth_app
+from common.observability import METRICS_PATH
 from common.serve import AUTH_PREFIXES, is_auth_path
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
@@ -182,16 +184,27 @@ class Location:
     upstream: str
 
 
+# What a location that proxies nothing answers: the operator's paths are not public.
+REFUSED = "refused"
+
+
+def nginx_conf(compose: dict[str, Any]) -> str:
+    """Return the text of the proxy's config file (compose mounts it, relative to itself)."""
+    return (ROOT / compose["configs"]["nginx"]["file"]).read_text()
+
+
 def nginx(compose: dict[str, Any]) -> tuple[dict[str, str], list[Location]]:
-    """Parse the inline nginx config: upstreams (name -> server) and locations."""
-    conf = compose["configs"]["nginx"]["content"].replace("$$", "$")
+    """Parse the nginx config: upstreams (name -> server) and locations."""
+    conf = re.sub(r"#[^\n]*", "", nginx_conf(compose))
     upstreams = dict(re.findall(r"upstream\s+(\S+)\s*\{\s*server\s+(\S+?);\s*\}", conf))
     locations = []
     for modifier, path, body in re.findall(r"location\s+(\S+\s+)?(\S+)\s*\{([^}]*)\}", conf):
         assert modifier.strip() in ("", "="), f"unsupported location modifier {modifier}"
         upstream = re.fullmatch(r"\s*proxy_pass\s+http://([\w-]+);\s*", body)
-        assert upstream, f"location {path} must only proxy_pass to an upstream"
-        locations.append(Location(path, modifier.strip() == "=", upstream.group(1)))
+        refused = re.fullmatch(r"\s*return\s+(403|404);\s*", body)
+        assert upstream or refused, f"location {path} must proxy_pass to an upstream or refuse"
+        target = upstream.group(1) if upstream else REFUSED
+        locations.append(Location(path, modifier.strip() == "=", target))
     return upstreams, locations
 
 
@@ -207,8 +220,17 @@ def route(locations: list[Location], path: str) -> str:
 def test_upstreams_are_the_services(compose: dict[str, Any]) -> None:
     upstreams, locations = nginx(compose)
     assert upstreams == {"auth": "auth:8000", "resource": "resource:8000"}
-    assert {loc.upstream for loc in locations} == {"auth", "resource"}
+    assert {loc.upstream for loc in locations} == {"auth", "resource", REFUSED}
+    assert services(compose)["proxy"]["configs"][0]["source"] == "nginx"
     assert services(compose)["proxy"]["configs"][0]["target"].startswith("/etc/nginx/conf.d/")
+
+
+def test_the_metrics_are_refused_on_the_public_side(compose: dict[str, Any]) -> None:
+    _, locations = nginx(compose)
+    assert route(locations, METRICS_PATH) == REFUSED
+    assert [loc for loc in locations if loc.upstream == REFUSED] == [
+        Location(METRICS_PATH, True, REFUSED)
+    ]
 
 
 def test_locations_agree_with_the_dispatcher(compose: dict[str, Any]) -> None:
@@ -216,9 +238,10 @@ def test_locations_agree_with_the_dispatcher(compose: dict[str, Any]) -> None:
     prefixes = {loc.path for loc in locations if not loc.exact}
     assert set(AUTH_PREFIXES) <= prefixes and "/" in prefixes
     for loc in locations:
-        if loc.path != "/":
+        if loc.path != "/" and loc.upstream != REFUSED:
             assert (loc.upstream == "auth") == is_auth_path(loc.path), loc
-    samples = [loc.path for loc in locations] + [p.rstrip("/") for p in AUTH_PREFIXES]
+    samples = [loc.path for loc in locations if loc.upstream != REFUSED]
+    samples += [p.rstrip("/") for p in AUTH_PREFIXES]
     samples += [p + "x" for p in AUTH_PREFIXES] + ["/", "/api", "/api/tokensx", "/accounts"]
     for path in samples:
         assert (route(locations, path) == "auth") == is_auth_path(path), path

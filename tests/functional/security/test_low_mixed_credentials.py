@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 
+from common.models import Application
 from common.stores import Stores
 from tests.functional.catalog_support import issue_user_token
 from tests.functional.conftest import LiveServer
@@ -47,7 +48,9 @@ def request_with(valid_place: str, bad_place: str, token: str, query_name: str) 
 
 @pytest.fixture
 def user_token(stores: Stores, account: Account) -> str:
-    """A user token of the account's application."""
+    """A user token of the account's application (first-party: it may read /api/applications)."""
+    with stores.sessions() as s, s.begin():
+        s.get_one(Application, account.app_id).first_party = True
     return issue_user_token(stores, account.app_id, account.user_id)
 
 

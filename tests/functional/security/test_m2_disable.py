@@ -16,7 +16,7 @@ from redis import Redis
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
-from common.models import User
+from common.models import Application, User
 from common.settings import AuthSettings, Settings
 from common.tokens import digest
 from tests.functional.cli_support import cli_env, cli_refuses, run_cli
@@ -43,9 +43,15 @@ def world(
     auth_settings: AuthSettings,
     redis_client: Redis,
 ) -> World:
-    """An application with a registered redirect URI and its owner, in an empty database."""
+    """An application with a registered redirect URI and its owner, in an empty database.
+
+    It is first-party, so that its user tokens may read ``/api/applications`` (the probe of
+    ``at_auth``)."""
     forget_sign_in_throttle(redis_client, auth_settings.redis_prefix)
-    return make_world(sessions, auth_settings, redirect_uris=[REDIRECT_URI])
+    w = make_world(sessions, auth_settings, redirect_uris=[REDIRECT_URI])
+    with sessions() as s, s.begin():
+        s.get_one(Application, w.application_id).first_party = True
+    return w
 
 
 @pytest.fixture

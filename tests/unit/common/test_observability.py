@@ -16,6 +16,7 @@ from common import logs, metrics, observability
 from common.logs import configure_logging
 from common.observability import REQUEST_ID_KEY, ROUTE_KEY, Observer
 from common.redaction import REDACTED, redact_path, redact_query
+from common.settings import Settings, SettingsError, parse_networks
 
 Lines = Callable[[], list[dict[str, Any]]]
 
@@ -187,7 +188,7 @@ def test_metrics_are_served_before_the_app() -> None:
     counter.inc("a")
     app = Observer(hello, service="unit")
     call(app, path="/api/things/7")
-    rec, body = call(app, path="/metrics")
+    rec, body = call(app, path="/metrics", REMOTE_ADDR="127.0.0.1")
     assert rec.status.startswith("200") and (rec.header("Content-Type") or "").startswith(
         "text/plain"
     )
@@ -196,9 +197,33 @@ def test_metrics_are_served_before_the_app() -> None:
     assert found[("artcat_http_requests_total", key)] >= 1
     assert found[("artcat_http_request_duration_seconds_count", key[:3])] >= 1
     assert found[("artcat_unit_things_total", (("kind", "a"),))] >= 1
-    assert call(app, path="/metrics", REQUEST_METHOD="POST")[0].status.startswith("405")
-    head, empty = call(app, path="/metrics", REQUEST_METHOD="HEAD")
+    local = {"REMOTE_ADDR": "::1"}
+    assert call(app, path="/metrics", REQUEST_METHOD="POST", **local)[0].status.startswith("405")
+    head, empty = call(app, path="/metrics", REQUEST_METHOD="HEAD", **local)
     assert head.status.startswith("200") and empty == b""
+
+
+def test_metrics_are_answered_only_to_the_allowed_addresses() -> None:
+    # Anyone else's request goes on to the app, as for a path that does not exist.
+    app = Observer(hello, service="unit")  # loopback only, as METRICS_ALLOW's default
+    for address in ("127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"):
+        assert b"artcat_http_requests_total" in call(app, "/metrics", REMOTE_ADDR=address)[1]
+    for address in ("10.0.0.1", "203.0.113.7", "2001:db8::1", "::ffff:10.0.0.1", "", "unix"):
+        assert call(app, "/metrics", REMOTE_ADDR=address)[1] == b'{"hello":"world"}', address
+    assert call(app, "/metrics", REMOTE_ADDR="10.0.0.1")[0].status.startswith("200")  # hello's
+    monitoring = Observer(
+        hello, service="unit", metrics_from=parse_networks("10.9.0.0/16, 2001:db8::7", "X")
+    )
+    for address in ("10.9.3.4", "2001:db8::7"):
+        assert b"artcat_http" in call(monitoring, "/metrics", REMOTE_ADDR=address)[1], address
+    for address in ("127.0.0.1", "10.8.0.1", "2001:db8::8"):
+        assert call(monitoring, "/metrics", REMOTE_ADDR=address)[1] == b'{"hello":"world"}'
+
+
+def test_metrics_allow_is_checked_at_start() -> None:
+    assert Settings(secret_key="x").metrics_networks == parse_networks("127.0.0.0/8,::1", "X")
+    with pytest.raises(SettingsError, match="METRICS_ALLOW: 'localhost'"):
+        Settings(secret_key="x", metrics_allow="127.0.0.1, localhost")
 
 
 def test_metrics_can_be_switched_off() -> None:
