@@ -121,6 +121,34 @@ def test_cli_errors_are_clear(env: dict[str, str]) -> None:
     assert dup.exit_code != 0 and "taken" in dup.output
 
 
+def test_users_create_leaves_the_address_unconfirmed_unless_the_operator_vouches(
+    env: dict[str, str],
+) -> None:
+    run(env, "db", "upgrade")
+    strong = "vermilion ochre umber\n"
+    plain = json.loads(
+        run(env, "users", "create", "--email", "u@b.org", "--name", "U", "--json", stdin=strong)
+    )
+    vouched = json.loads(
+        run(
+            env,
+            "users",
+            "create",
+            "--email",
+            "v@b.org",
+            "--name",
+            "V",
+            "--confirmed",
+            "--json",
+            stdin=strong,
+        )
+    )
+    assert plain["email_verified"] is False and vouched["email_verified"] is True
+    with sessions_for(env)() as s:
+        found = {u.email: u.email_verified_at for u in s.scalars(select(User))}
+    assert found["u@b.org"] is None and found["v@b.org"] is not None
+
+
 def test_load_demo_is_idempotent(env: dict[str, str]) -> None:
     out = run(env, "load", "demo", "--seed", "3", "--artworks", "30")
     assert "demo client secret" in out
