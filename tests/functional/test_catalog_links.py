@@ -193,7 +193,7 @@ def test_the_root_templates_come_from_the_routes(catalog: Catalog) -> None:
     assert links["edition"]["href"] == f"{api}/editions/{{id}}{{?artwork_id}}"
     assert links["shows"]["href"] == f"{api}/shows{{?partner_id,status,fair_id,{paging}}}"
     assert links["sales"]["href"] == f"{api}/sales{{?published,live,is_auction,{paging}}}"
-    assert links["images"]["href"] == f"{api}/images{{?show_id,{paging}}}"
+    assert links["images"]["href"] == f"{api}/images{{?show_id,artwork_id,{paging}}}"
     for rel in ITEM_MODELS:
         assert links[rel]["templated"] is True and "/{id}" in links[rel]["href"]
     for rel in COLLECTIONS:
