@@ -60,7 +60,7 @@ ITEM_PATHS = {
 
 
 # The kinds with a page of their own on this server (resource_server.web).
-PAGE_KINDS = frozenset({"artist", "artwork", "gene", "partner", "show"})
+PAGE_KINDS = frozenset({"artist", "artwork", "gene", "partner", "profile", "show"})
 
 
 def result(hit: Hit, urls: Urls, web_url: str = "") -> dict[str, Any]:
