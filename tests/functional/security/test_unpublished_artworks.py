@@ -31,6 +31,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from itertools import product
 from typing import Any
 
 import pytest
@@ -225,7 +226,12 @@ class Answer:
 
 
 def ask(
-    catalog: Catalog, entry: Entry, subject: Subject, value: str, headers: dict[str, str]
+    catalog: Catalog,
+    entry: Entry,
+    subject: Subject,
+    value: str,
+    headers: dict[str, str],
+    extra: dict[str, str],
 ) -> Answer:
     """Send the entry's request with ``value`` as its artwork (or row), the rest from the
     subject's context; fail, naming the entry, when something it requires is not known."""
@@ -238,7 +244,7 @@ def ask(
             assert table in subject.rows, f"{entry}: no {table} row of the artwork to call it with"
             fills[name] = subject.rows[table]
     path = PLACEHOLDER.sub(lambda m: fills[m.group(1)], entry.path)
-    params: dict[str, str] = {}
+    params: dict[str, str] = dict(extra)
     for param in entry.operation.get("parameters", []):
         if param["in"] != "query":
             continue
@@ -290,6 +296,15 @@ def callers(catalog: Catalog, entry: Entry) -> list[dict[str, str]]:
     return out
 
 
+def variants(entry: Entry) -> list[dict[str, str]]:
+    """Return the ways to ask a list: as it is, counted, and for a random element (``sample``
+    redirects to one), as far as the operation declares them."""
+    declared = {p["name"] for p in entry.operation.get("parameters", []) if p["in"] == "query"}
+    out: list[dict[str, str]] = [{}]
+    out += [{name: "true"} for name in ("total_count", "sample") if name in declared]
+    return out
+
+
 def values(entry: Entry, subject: Subject) -> list[tuple[str, str]]:
     """Return the (subject's value, a missing one's) pairs to try an entry with: a row's id;
     an artwork's id, and its slug where a path takes one."""
@@ -324,15 +339,17 @@ def test_an_unpublished_artwork_answers_as_a_missing_one(catalog: Catalog) -> No
 
     # Published: every entry answers for it otherwise than for a missing one (it was exercised).
     for entry in entries:
-        for value, missing in values(entry, subject):
-            for headers in callers(catalog, entry):
-                shown = ask(catalog, entry, subject, value, headers)
-                absent = ask(catalog, entry, subject, missing, headers)
-                assert shown.status < 500 and absent.status < 500, (str(entry), shown, absent)
-                assert swapped(shown, {value: missing}) != absent, (
-                    f"{entry} was not exercised: the published artwork answers as a missing one",
-                    shown,
-                )
+        for (value, missing), headers, extra in product(
+            values(entry, subject), callers(catalog, entry), variants(entry)
+        ):
+            shown = ask(catalog, entry, subject, value, headers, extra)
+            absent = ask(catalog, entry, subject, missing, headers, extra)
+            assert shown.status < 500 and absent.status < 500, (str(entry), shown, absent)
+            assert swapped(shown, {value: missing}) != absent, (
+                f"{entry} was not exercised: the published artwork answers as a missing one",
+                extra,
+                shown,
+            )
 
     with catalog.sessions() as s, s.begin():
         s.execute(update(Artwork).where(Artwork.id == subject.artwork.id).values(published=False))
@@ -341,12 +358,13 @@ def test_an_unpublished_artwork_answers_as_a_missing_one(catalog: Catalog) -> No
     # Unpublished: the same status and body as a missing one, the ids swapped.
     leaks = []
     for entry in entries:
-        for value, missing in values(entry, subject):
-            for headers in callers(catalog, entry):
-                hidden = ask(catalog, entry, subject, value, headers)
-                absent = ask(catalog, entry, subject, missing, headers)
-                if swapped(hidden, {value: missing}) != absent:
-                    leaks.append((str(entry), value, list(headers), hidden, absent))
+        for (value, missing), headers, extra in product(
+            values(entry, subject), callers(catalog, entry), variants(entry)
+        ):
+            hidden = ask(catalog, entry, subject, value, headers, extra)
+            absent = ask(catalog, entry, subject, missing, headers, extra)
+            if swapped(hidden, {value: missing}) != absent:
+                leaks.append((str(entry), value, list(headers), extra, hidden, absent))
     assert not leaks, "\n".join(map(str, leaks))
 
     # Nothing filtered by a neighbour, no search and no neighbour's page names it.
