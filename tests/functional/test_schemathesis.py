@@ -85,8 +85,9 @@ CONFIG = schemathesis.Config.from_dict(
                 # which OpenAPI cannot require; images are a show's or an artwork's
                 # (``show_id`` or ``artwork_id``): one of two parameters. Redirect URIs follow
                 # a registration policy (schemes, loopback hosts, no fragment or user
-                # information) that no JSON Schema pattern states. A position's bound is the collection's size at the time
-                # of the move (stated in the document's description; not a fixed maximum).
+                # information) that no JSON Schema pattern states. A position's bound is the
+                # collection's size at the time of the move (stated in the document's
+                # description; not a fixed maximum).
                 "include-name": [
                     "DELETE /api/tokens/access_token",
                     "GET /api/images",
