@@ -8,6 +8,7 @@ from flask import Request
 
 from auth_server.context import services
 from common.api.errors import AuthError
+from common.bearer import bearer_credential
 from common.tokens import TokenRecord
 
 TOKEN_HEADERS = ("X-Access-Token", "X-Auth-Token")
@@ -16,14 +17,13 @@ TOKEN_HEADERS = ("X-Access-Token", "X-Auth-Token")
 def request_tokens(req: Request, params: Mapping[str, str] | None = None) -> list[str]:
     """Return every distinct token presented: ``access_token``, the headers, a Bearer header.
 
-    A blank value presents nothing.
+    A blank value presents nothing, but ``Authorization: Bearer`` without a token is a
+    malformed credential: a 401 ``auth_error`` (``common.bearer``).
     """
     found: list[str] = []
     values = [(params or {}).get("access_token"), *req.args.getlist("access_token")]
     values += [req.headers.get(name) for name in TOKEN_HEADERS]
-    scheme, _, bearer = req.headers.get("Authorization", "").strip().partition(" ")
-    if scheme.lower() == "bearer":
-        values.append(bearer)
+    values.append(bearer_credential(req.headers.get("Authorization")))  # empty Bearer: a 401
     # An application token acts for no user here, but a bad one is still a bad credential.
     values += [req.headers.get("X-Xapp-Token"), *req.args.getlist("xapp_token")]
     for value in values:

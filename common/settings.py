@@ -57,7 +57,7 @@ class Settings:
     redis_sentinel_password: str = ""
     vendor: str = "artcat"
     # Base URL of another website that `permalink` links point to; when empty they point to
-    # this service's own pages (artists, artworks, genes, partners, shows).
+    # this service's own pages (artists, artworks, genes, partners, profiles, shows).
     web_url: str = ""
     # Token lifetimes, in seconds.
     xapp_token_ttl: int = 7 * DAY

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import falcon
 
+from common.bearer import bearer_credential
+
 TOKEN_HEADERS = ("X-XAPP-TOKEN", "X-ACCESS-TOKEN", "X-AUTH-TOKEN")
 # The same headers as the WSGI environ names them (read there: falcon's get_header normalises
 # the name on every call, six times a request).
@@ -14,8 +16,9 @@ TOKEN_QUERY_PARAMS = ("xapp_token", "access_token")
 def tokens_from_request(req: falcon.Request) -> list[str]:
     """Return every distinct token a request presents, headers first, then the query string.
 
-    A blank value presents nothing. The gate refuses the request when any of them is invalid,
-    so a garbage credential is never ignored because another header carries a valid one.
+    A blank token header presents nothing, but ``Authorization: Bearer`` without a token is a
+    malformed credential (a 401, raised here). The gate refuses the request when any of them is
+    invalid, so a garbage credential is never ignored because another header carries a valid one.
     """
     found: list[str] = []
 
@@ -29,9 +32,7 @@ def tokens_from_request(req: falcon.Request) -> list[str]:
         add(env.get(key))
     auth = env.get("HTTP_AUTHORIZATION")
     if auth:
-        scheme, _, value = auth.strip().partition(" ")
-        if scheme.lower() == "bearer":
-            add(value)
+        add(bearer_credential(auth))  # a Bearer without a token is a 401 (malformed)
     if env.get("QUERY_STRING"):
         for name in TOKEN_QUERY_PARAMS:
             for value in req.get_param_as_list(name) or []:

@@ -38,6 +38,8 @@ PAGES: list[tuple[str, list[str], str]] = [
     ("/gene/{key}", ["get"], "A gene, by id or slug (a page)"),
     ("/partners", ["get"], "Partners (a page)"),
     ("/partner/{key}", ["get"], "A partner, by id or slug (a page)"),
+    ("/profiles", ["get"], "Profiles (a page)"),
+    ("/profile/{key}", ["get"], "A profile, by id or handle (a page)"),
     ("/shows", ["get"], "Shows (a page)"),
     ("/show/{key}", ["get"], "A show, by id or slug (a page)"),
 ]

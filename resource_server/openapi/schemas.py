@@ -82,7 +82,7 @@ CATALOG: dict[str, Schema] = {
             "target_supply": BOOL,
             "image_versions": STRINGS,
         },
-        ["self", "artworks", "published_artworks", "similar_artists", "genes"],
+        ["self", "permalink", "artworks", "published_artworks", "similar_artists", "genes"],
     ),
     "Artwork": resource(
         {
@@ -114,7 +114,7 @@ CATALOG: dict[str, Schema] = {
             "sold": BOOL,
             "image_versions": STRINGS,
         },
-        ["self", "genes", "artists", "similar_artworks"],
+        ["self", "permalink", "genes", "artists", "similar_artworks"],
         obj({"editions": {"type": "array", "items": ref("Edition")}}),
     ),
     "Edition": resource(
@@ -142,7 +142,7 @@ CATALOG: dict[str, Schema] = {
             "description": STR,
             "image_versions": STRINGS,
         },
-        ["self", "artworks", "published_artworks", "artists"],
+        ["self", "permalink", "artworks", "published_artworks", "artists"],
     ),
     "Partner": resource(
         {
@@ -154,7 +154,7 @@ CATALOG: dict[str, Schema] = {
             "region": null(STR),
             "enforce_on_platform_transactions": null(BOOL),
         },
-        ["self", "artworks", "artists", "published_artworks", "shows"],
+        ["self", "permalink", "artworks", "artists", "published_artworks", "shows"],
     ),
     "Profile": resource(
         {
@@ -164,7 +164,7 @@ CATALOG: dict[str, Schema] = {
             "description": STR,
             "image_versions": STRINGS,
         },
-        ["self"],
+        ["self", "permalink"],
     ),
     "Image": resource(
         {
@@ -195,7 +195,7 @@ CATALOG: dict[str, Schema] = {
             "is_fair_booth": BOOL,
             "image_versions": STRINGS,
         },
-        ["self", "partner", "artworks", "images"],
+        ["self", "permalink", "partner", "artworks", "images"],
     ),
     "Fair": resource(
         {

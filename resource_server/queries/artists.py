@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from common.api.keyset import fetch
 from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, Sale, SaleArtwork
+from common.visibility import visible_artwork, visible_artwork_ids
 from resource_server.queries.listing import Listing
 from resource_server.queries.lookup import lookup_statement, plausible_slug
 from resource_server.queries.rows import select_rows
@@ -24,8 +25,10 @@ def filtered(filters: dict[str, Any], *, admin: bool = False) -> Select[Any]:
     # Link-table filters are ``id IN (indexed subquery)``: their cost follows the matching set,
     # not the size of the artists table.
     if "artwork_id" in filters:
+        # A hidden artwork's artists are not listed: it answers as a missing one does.
         of_artwork = select(ArtworkArtist.artist_id).where(
-            ArtworkArtist.artwork_id == filters["artwork_id"]
+            ArtworkArtist.artwork_id == filters["artwork_id"],
+            ArtworkArtist.artwork_id.in_(visible_artwork_ids()),
         )
         stmt = stmt.where(Artist.id.in_(of_artwork))
     if "gene_id" in filters:
@@ -35,14 +38,17 @@ def filtered(filters: dict[str, Any], *, admin: bool = False) -> Select[Any]:
         at_partner = (
             select(ArtworkArtist.artist_id)
             .join(Artwork, Artwork.id == ArtworkArtist.artwork_id)
-            .where(Artwork.partner_id == filters["partner_id"])
+            .where(Artwork.partner_id == filters["partner_id"], visible_artwork())
         )
         stmt = stmt.where(Artist.id.in_(at_partner))
     if "sale_id" in filters:
         in_sale = (
             select(ArtworkArtist.artist_id)
             .join(SaleArtwork, SaleArtwork.artwork_id == ArtworkArtist.artwork_id)
-            .where(SaleArtwork.sale_id == filters["sale_id"])
+            .where(
+                SaleArtwork.sale_id == filters["sale_id"],
+                SaleArtwork.artwork_id.in_(visible_artwork_ids()),
+            )
         )
         if not admin:
             in_sale = in_sale.join(Sale, Sale.id == SaleArtwork.sale_id).where(

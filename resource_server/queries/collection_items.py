@@ -17,7 +17,7 @@ from common.api.keyset import PageResult
 from common.api.paging import PageParams
 from common.ids import utcnow
 from common.models import Artwork, Collection, CollectionItem
-from common.visibility import visible_artwork
+from common.visibility import visible_artwork, visible_artwork_ids
 from resource_server.queries.collections import (
     check_writable,
     find_collection,
@@ -33,7 +33,11 @@ ITEM = "Collection Item"
 def items_in(
     collection_id: str, user_id: str, caller: str, artwork_id: str | None = None
 ) -> Select[Any]:
-    """Return the select of a visible collection's items (checked in the same query)."""
+    """Return the select of a visible collection's items (checked in the same query).
+
+    An item of a hidden (unpublished) artwork is not shown: it keeps its place, and comes
+    back when the artwork is published again.
+    """
     stmt = (
         select(CollectionItem)
         .join(Collection, Collection.id == CollectionItem.collection_id)
@@ -41,6 +45,7 @@ def items_in(
             CollectionItem.collection_id == collection_id,
             Collection.user_id == user_id,
             visible_to(caller),
+            CollectionItem.artwork_id.in_(visible_artwork_ids()),
         )
     )
     if artwork_id is not None:
@@ -74,8 +79,12 @@ def sample_item(
         position = random_position(session, collection_id)
         if position is None:
             return None
-        stmt = stmt.where(CollectionItem.position == position)
-    return session.scalars(stmt.limit(1)).first()
+        # The first shown item from there (a hidden artwork's item may hold the position).
+        at = stmt.where(CollectionItem.position >= position).order_by(CollectionItem.position)
+        found = session.scalars(at.limit(1)).first()
+        if found is not None:
+            return found
+    return session.scalars(stmt.order_by(CollectionItem.position).limit(1)).first()
 
 
 def find_item(

@@ -46,6 +46,7 @@ class Listing:
     model: Any
     filtered: Callable[..., Select[Any]]
     slug: Any = None  # the slug (or handle) column; a column typed here reads as its value
+    base: Select[Any] | None = None  # the rows ``find`` may return (a module constant): all
 
     def page(
         self, session: Session, filters: dict[str, Any], page: PageParams, **context: Any
@@ -75,5 +76,7 @@ class Listing:
 
     def find(self, session: Session, key: str) -> tuple[Row[Any] | None, bool]:
         """Return a row by id (or by slug, when the type has one) and whether it was by slug."""
-        found: tuple[Row[Any] | None, bool] = find(session, self.model, key, slug=self.slug)
+        found: tuple[Row[Any] | None, bool] = find(
+            session, self.model, key, slug=self.slug, base=self.base
+        )
         return found

@@ -8,14 +8,18 @@ from sqlalchemy import Row, Select, exists
 from sqlalchemy.orm import Session
 
 from common.models import Artwork, Sale, SaleArtwork
+from common.visibility import visible_artwork_ids
 from resource_server.queries.listing import Listing
 from resource_server.queries.lookup import find
 from resource_server.queries.rows import select_rows
 
 
 def filtered(filters: dict[str, Any], *, admin: bool) -> Select[Any]:
-    """Return the select of sale artworks matching the filters (``published``: the artwork's)."""
-    stmt = select_rows(SaleArtwork)
+    """Return the select of sale artworks matching the filters (``published``: the artwork's).
+
+    The lot of a hidden artwork is not shown (not listed, not read by id), to any caller.
+    """
+    stmt = select_rows(SaleArtwork).where(SaleArtwork.artwork_id.in_(visible_artwork_ids()))
     if "sale_id" in filters:
         stmt = stmt.where(SaleArtwork.sale_id == filters["sale_id"])
     if "artwork_id" in filters:

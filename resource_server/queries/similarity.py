@@ -21,7 +21,8 @@ Similar artworks of a subject artwork W (``/api/artworks?similar_to_artwork_id=W
 Candidates come only from the shared genes, partners (artists) or artists (artworks), so the cost
 follows the fan-out of the subject's links through indexes, never a table scan. Ties are broken by
 the number of published artworks (artists) or iconicity (artworks), then by id, so the same data
-always gives the same order. The subject itself is never a candidate, the other filters of the
+always gives the same order. A hidden (unpublished) subject artwork has no similar works, as a
+missing one has none. The subject itself is never a candidate, the other filters of the
 request still apply, and at most ``LIMIT`` results are returned.
 """
 
@@ -29,10 +30,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row, Select, case, func, literal_column, select, union_all
+from sqlalchemy import Row, Select, and_, case, func, literal_column, select, union_all
 from sqlalchemy.orm import Session, aliased
 
 from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, ArtworkGene
+from common.visibility import visible_artwork
 
 LIMIT = 20
 
@@ -136,7 +138,8 @@ def similar_artworks(session: Session, base: Select[Any], subject_id: str) -> li
     )
     stmt = (
         base.join(scores, scores.c.candidate == Artwork.id)
-        .join(subject, subject.id == subject_id)
+        # A hidden subject has no similar works: it answers as a missing one does.
+        .join(subject, and_(subject.id == subject_id, visible_artwork(subject)))
         .add_columns(score.label("score"))
         .order_by(score.desc(), Artwork.iconicity.desc(), Artwork.id)
         .limit(LIMIT)

@@ -8,6 +8,7 @@ from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from common.models import Collection, CollectionItem, Profile, User, UserDetail
+from common.visibility import visible_artwork_ids
 from resource_server.queries.listing import Listing
 
 LIKE_ESCAPE = "\\"
@@ -32,6 +33,7 @@ def filtered(filters: dict[str, Any], caller: str) -> Select[Any]:
             .where(
                 CollectionItem.artwork_id == filters["collected_artwork_id"],
                 Collection.private.is_(False),
+                CollectionItem.artwork_id.in_(visible_artwork_ids()),
             )
         )
         stmt = stmt.where(User.id.in_(collectors))

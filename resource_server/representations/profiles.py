@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from common.hal import Urls, image_links, link
 from resource_server.representations.values import stamp
@@ -16,8 +17,9 @@ def profile(p: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render a profile with its owner and cover image links."""
     links = image_links(p.image_url, p.image_versions or [], ("square",))
     links["self"] = {"href": f"{urls.root}/profiles/{p.id}"}
-    if web_url:
-        links["permalink"] = link(f"{web_url}/{p.handle}")
+    # The website's page of the handle, else our own profile page.
+    handle = quote(p.handle or p.id, safe="")
+    links["permalink"] = link(f"{web_url}/{handle}" if web_url else f"{urls.base}/profile/{handle}")
     if p.website:
         links["website"] = link(p.website)
     if p.cover_image_id:

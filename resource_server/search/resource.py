@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import falcon
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from common.api.errors import ParamError
 from common.api.params import parse_int, single
 from common.hal import Link, Urls, link
+from common.models import Artwork
 from common.search.documents import KINDS
 from common.search.text import MAX_QUERY_CHARS
 from common.settings import ResourceSettings
 from common.stores import Stores
+from common.visibility import visible_artwork
 from resource_server.doccache import PAGE_BYTES, DocumentCache
 from resource_server.params import Param
 from resource_server.representations.values import document_bytes
@@ -55,7 +60,7 @@ ITEM_PATHS = {
 
 
 # The kinds with a page of their own on this server (resource_server.web).
-PAGE_KINDS = frozenset({"artist", "artwork", "gene", "partner", "show"})
+PAGE_KINDS = frozenset({"artist", "artwork", "gene", "partner", "profile", "show"})
 
 
 def result(hit: Hit, urls: Urls, web_url: str = "") -> dict[str, Any]:
@@ -113,6 +118,18 @@ def page_key(base: str, request: SearchRequest, echo: Mapping[str, Any]) -> Hash
     return (base, request, tuple(echo.items()))
 
 
+def without_hidden_artworks(session: Session, page: SearchPage) -> SearchPage:
+    """Leave out the artworks hidden since the index was built (one query, for artwork hits
+    only): the index builder leaves hidden artworks out, but may lag the catalog."""
+    ids = [h.resource_id for h in page.hits if h.kind == "artwork"]
+    if not ids:
+        return page
+    stmt = select(Artwork.id).where(Artwork.id.in_(ids), visible_artwork())
+    shown = set(session.connection().execute(stmt).scalars())
+    hits = [h for h in page.hits if h.kind != "artwork" or h.resource_id in shown]
+    return page if len(hits) == len(page.hits) else replace(page, hits=hits)
+
+
 class Search(Resource):
     """Search the catalog: ranked results with kind filters, or a spelling correction.
 
@@ -120,15 +137,16 @@ class Search(Resource):
     lag the catalog, so a result may describe a resource as it was, and a result whose resource
     is gone still renders: its ``self`` link then answers 404.
 
-    Rendered pages are kept in memory for the version of the index (the ``search`` type) the
-    request gate read, which every rebuild bumps (see ``resource_server.doccache``); a
-    correction (302) is not kept.
+    Rendered pages are kept in memory for the version of the index (the ``search`` type) and
+    of the artworks the request gate read, which every rebuild bumps (see
+    ``resource_server.doccache``); a correction (302) is not kept. An artwork unpublished
+    since the index was built is left out of the results (``without_hidden_artworks``).
     """
 
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
         self.cache = DocumentCache(
-            settings.document_cache_size, kinds=("search",), max_bytes=PAGE_BYTES
+            settings.document_cache_size, kinds=("search", "artworks"), max_bytes=PAGE_BYTES
         )
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -142,6 +160,7 @@ class Search(Resource):
             return
         with self.stores.reads() as session:
             page = search(session.connection(), request)
+            page = without_hidden_artworks(session, page)
         if page.correction is not None:
             redirect(resp, urls.api("/search", {**echo, "q": page.correction}))
             return

@@ -18,6 +18,7 @@ from resource_server.queries import artists as artist_q
 from resource_server.queries import artworks as artwork_q
 from resource_server.queries import genes as gene_q
 from resource_server.queries import partners as partner_q
+from resource_server.queries import profiles as profile_q
 from resource_server.queries import shows as show_q
 from resource_server.resources.base import Resource
 from resource_server.search.resource import parse_request
@@ -106,6 +107,13 @@ def _show_detail(session: Session, row: Any, page: PageParams, now: datetime) ->
     }
 
 
+def _profile_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+    owner = None
+    if row.owner_type == "partner":
+        owner = data.partners_by_id(session, [row.owner_id]).get(row.owner_id)
+    return {"owner": owner, "website": data.web_url(row.website)}
+
+
 def _shows(session: Session, page: PageParams, now: datetime) -> PageResult:
     result = show_q.SHOWS.page(session, {}, page, now=now)
     partners = data.partners_by_id(session, [s.partner_id for s in result.rows])
@@ -143,6 +151,13 @@ KINDS: dict[str, Kind] = {
             lambda s, p, now: partner_q.PARTNERS.page(s, {}, p),
             lambda s, key: _found(partner_q.PARTNERS.find(s, key)),
             _partner_detail,
+        ),
+        Kind(
+            "profile",
+            "Profiles",
+            lambda s, p, now: profile_q.PROFILES.page(s, {}, p),
+            lambda s, key: _found(profile_q.PROFILES.find(s, key)),
+            _profile_detail,
         ),
         Kind(
             "show",
@@ -223,7 +238,7 @@ class ItemPage(PageResource):
 
 # Which search kinds have a page here, and its path prefix.
 SEARCH_PAGES = {"artist": "/artist/", "artwork": "/artwork/", "gene": "/gene/", "show": "/show/",
-                "partner": "/partner/"}  # fmt: skip
+                "partner": "/partner/", "profile": "/profile/"}  # fmt: skip
 
 
 class SearchPage(PageResource):

@@ -44,6 +44,13 @@ def thumbnail(row: Any, preferred: Sequence[str]) -> str | None:
     return href if href.lower().startswith(("https://", "http://")) else None
 
 
+def web_url(value: str | None) -> str | None:
+    """Return a URL a page may link to: a web URL (the data is imported from files anyone
+    could edit), else None."""
+    href = (value or "").strip()
+    return href if href.lower().startswith(("https://", "http://")) else None
+
+
 def artists_of(session: Session, artwork_ids: Sequence[str]) -> dict[str, list[Named]]:
     """Return each artwork's artists (in credit order), in one query."""
     out: dict[str, list[Named]] = defaultdict(list)

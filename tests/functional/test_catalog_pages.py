@@ -9,7 +9,7 @@ import pytest
 import requests
 from sqlalchemy import Engine, select, update
 
-from common.models import Artist, Artwork, ArtworkArtist, Gene, Partner, Show
+from common.models import Artist, Artwork, ArtworkArtist, Gene, Partner, Profile, Show
 from tests.functional.catalog_support import ZERO_ID, Catalog, catalog, counting
 
 __all__ = ["catalog"]
@@ -66,7 +66,9 @@ def published_artwork_with_artist(catalog: Catalog) -> tuple[Artwork, Artist]:
         return row[0], row[1]
 
 
-@pytest.mark.parametrize("path", ["/artists", "/artworks", "/genes", "/partners", "/shows"])
+@pytest.mark.parametrize(
+    "path", ["/artists", "/artworks", "/genes", "/partners", "/profiles", "/shows"]
+)
 def test_every_list_page_lists_its_kind_and_pages_with_the_api_cursors(
     catalog: Catalog, path: str
 ) -> None:
@@ -124,6 +126,36 @@ def test_gene_partner_and_show_pages_list_their_artworks(catalog: Catalog) -> No
     for path in (f"/gene/{gene}", f"/partner/{partner}", f"/show/{show}"):
         html = ok(catalog, path)
         assert '<h2 id="works-h">Artworks</h2>' in html
+
+
+def test_a_profile_page_is_its_permalink_and_leads_to_its_owner(catalog: Catalog) -> None:
+    """A profile's ``permalink`` (no WEB_URL) is its page here, found by handle or id."""
+    with catalog.sessions() as s:
+        profile, partner = s.execute(
+            select(Profile, Partner)
+            .join(Partner, Partner.id == Profile.owner_id)
+            .where(Profile.owner_type == "partner")
+            .order_by(Profile.id)
+            .limit(1)
+        ).one()
+        s.expunge_all()
+    body = catalog.ok(f"/profiles/{profile.id}")
+    href = body["_links"]["permalink"]["href"]
+    assert href == f"{catalog.url}/profile/{profile.handle}"
+    for url in (href, f"{catalog.url}/profile/{profile.id}"):
+        html = requests.get(url, timeout=20).text
+        assert f"<h1>{partner.name}</h1>" in unescape(html)
+        assert f"/partner/{partner.slug}" in hrefs(html)
+        assert f"/api/profiles/{profile.id}" in hrefs(html)
+    with catalog.sessions() as s, s.begin():
+        s.execute(
+            update(Profile)
+            .where(Profile.id == profile.id)
+            .values(description=HOSTILE, website="javascript:alert(1)")
+        )
+    html = ok(catalog, f"/profile/{profile.handle}")
+    assert "<script>" not in html and "javascript:" not in html
+    assert page(catalog, "/profile/no-such-handle").status_code == 404
 
 
 def test_unpublished_artworks_appear_on_no_page(catalog: Catalog) -> None:

@@ -76,6 +76,10 @@ class ListRoute:
             stmt = stmt.where(Sale.published.is_(True))
         if self.model is SaleArtwork:
             stmt = stmt.join(Sale, Sale.id == SaleArtwork.sale_id).where(Sale.published.is_(True))
+            # The lots of unpublished artworks are shown to nobody either.
+            stmt = stmt.join(Artwork, Artwork.id == SaleArtwork.artwork_id).where(
+                Artwork.published.is_(True)
+            )
         if "artwork_id" in params:
             stmt = stmt.where(Edition.artwork_id == params["artwork_id"])
         if "show_id" in params:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select, update
 
-from common.models import Image, Partner, PartnerUser, Profile, Show
+from common.models import Artwork, Image, Partner, PartnerUser, Profile, Show
 from tests.functional.catalog_support import ZERO_ID, Catalog, catalog, walk_pages
 
 __all__ = ["catalog"]
@@ -131,15 +131,24 @@ def test_images_of_a_show_and_by_id(catalog: Catalog) -> None:
                 Show.id.not_in(select(Image.show_id).where(Image.show_id.is_not(None)))
             )
         )
-        artwork_image = s.scalar(select(Image.id).where(Image.artwork_id.is_not(None)))
+        artwork_image = s.scalar(  # of a published artwork: the others' are not shown
+            select(Image.id)
+            .join(Artwork, Artwork.id == Image.artwork_id)
+            .where(Artwork.published.is_(True))
+        )
+    # Without an owner the error names both parameters that could have been sent.
     r = catalog.get("/images")
     assert r.status_code == 400
     assert r.json() == {
         "type": "param_error",
-        "message": "Show id can't be blank.",
-        "detail": {"show_id": ["can't be blank"]},
+        "message": "Show id or artwork id is required.",
+        "detail": {
+            "show_id": ["is required without artwork_id"],
+            "artwork_id": ["is required without show_id"],
+        },
     }
-    assert catalog.get("/images", show_id="123").status_code == 400
+    bad = catalog.get("/images", show_id="123")
+    assert bad.status_code == 400 and bad.json()["detail"] == {"show_id": ["is invalid"]}
     listed = walk_pages(catalog, "/images", show_id=show_id, size=1)
     assert ids_of(listed) == shots
     assert list(listed[0]) == IMAGE_FIELDS
@@ -154,3 +163,27 @@ def test_images_of_a_show_and_by_id(catalog: Catalog) -> None:
         assert r.json() == {"type": "other_error", "message": "Image Not Found"}
     sample = catalog.get("/images", show_id=show_id, sample="true")
     assert sample.status_code == 302 and sample.headers["Location"].rsplit("/", 1)[1] in shots
+
+
+def test_images_of_an_artwork(catalog: Catalog) -> None:
+    """``artwork_id`` lists an artwork's additional views; its errors name ``artwork_id``."""
+    with catalog.sessions() as s:
+        artwork_id = s.scalar(
+            select(Image.artwork_id)
+            .join(Artwork, Artwork.id == Image.artwork_id)
+            .where(Artwork.published.is_(True))
+            .limit(1)
+        )
+        views = sorted(s.scalars(select(Image.id).where(Image.artwork_id == artwork_id)))
+    assert artwork_id is not None and views
+    listed = walk_pages(catalog, "/images", artwork_id=artwork_id, size=1)
+    assert ids_of(listed) == views
+    assert list(listed[0]) == IMAGE_FIELDS
+    r = catalog.get("/images", artwork_id="nope")
+    assert r.status_code == 400
+    assert r.json() == {
+        "type": "param_error",
+        "message": "Artwork id is invalid.",
+        "detail": {"artwork_id": ["is invalid"]},
+    }
+    assert catalog.ok("/images", artwork_id=ZERO_ID)["_embedded"] == {"images": []}

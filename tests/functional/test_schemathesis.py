@@ -82,12 +82,16 @@ CONFIG = schemathesis.Config.from_dict(
             },
             {
                 # The token to expire comes in a header or in the query: one of two places,
-                # which OpenAPI cannot require. Redirect URIs follow a registration policy
-                # (schemes, loopback hosts, no fragment or user information) that no JSON
-                # Schema pattern states. A position's bound is the collection's size at the time
-                # of the move (stated in the document's description; not a fixed maximum).
+                # which OpenAPI cannot require; images are a show's or an artwork's
+                # (``show_id`` or ``artwork_id``): one of two parameters. Redirect URIs follow
+                # a registration policy (schemes, loopback hosts, no fragment or user
+                # information) that no JSON Schema pattern states. A position's bound is the
+                # collection's size at the time of the move (stated in the document's
+                # description; not a fixed maximum).
                 "include-name": [
                     "DELETE /api/tokens/access_token",
+                    "GET /api/images",
+                    "HEAD /api/images",
                     "POST /api/applications",
                     "PUT /api/applications/{id}",
                     "PUT /api/collection_items/{id}",

@@ -52,7 +52,8 @@ PAGES = {
     path: {"GET", "HEAD"}
     for path in ("/", "/docs", "/docs/assets/{name}", "/static/{name}", "/search",
                  "/artists", "/artist/{key}", "/artworks", "/artwork/{key}", "/genes",
-                 "/gene/{key}", "/partners", "/partner/{key}", "/shows", "/show/{key}")
+                 "/gene/{key}", "/partners", "/partner/{key}", "/profiles", "/profile/{key}",
+                 "/shows", "/show/{key}")
 }  # fmt: skip
 
 
