@@ -23,15 +23,18 @@ so a concurrent burst cannot pass more attempts than a budget allows. The window
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
 from limits import RateLimitItem, parse
-from redis import Redis
+from redis import Redis, RedisError
 
 from auth_server.rate_limits import per_app
 from common.settings import AuthSettings
 from common.tokens import digest
+
+log = logging.getLogger("artcat.auth")
 
 # KEYS: counters; ARGV: each key's limit and window (ms). When none is full, counts one in each
 # and returns 0; else counts nothing and returns the ms until the fullest one frees.
@@ -58,6 +61,14 @@ if left > 0 then redis.call('DECR', KEYS[1]) end
 local n = tonumber(redis.call('GET', KEYS[2]) or '0')
 if n >= tonumber(ARGV[1]) then return math.max(redis.call('PTTL', KEYS[2]), 1) end
 if redis.call('INCR', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+return 0
+"""
+
+
+# KEYS: the failure counter to give one back to (never below zero).
+_GIVE_BACK = """
+local left = tonumber(redis.call('GET', KEYS[1]) or '0')
+if left > 0 then redis.call('DECR', KEYS[1]) end
 return 0
 """
 
@@ -92,6 +103,7 @@ class XappThrottle:
         self.failures: RateLimitItem = parse(settings.xapp_failures_per_client_ip)
         self._reserve = redis.register_script(_RESERVE)
         self._settle = redis.register_script(_SETTLE)
+        self._giveback = redis.register_script(_GIVE_BACK)
 
     def _failure_key(self, attempt: XappAttempt) -> str:
         return f"{self.prefix}:xapp-failures:{attempt.client}:{attempt.ip}"
@@ -105,6 +117,18 @@ class XappThrottle:
         keys = [f"{self.prefix}:xapp-ip:{ip}", self._failure_key(found)]
         wait = _seconds(int(self._reserve(keys=keys, args=_args(self.per_ip, self.failures))))
         return XappAttempt(wait, found.client, ip) if wait else found
+
+    def unchecked(self, attempt: XappAttempt) -> None:
+        """The secret could not be checked (a store failed): give the failure place back.
+
+        A store outage must not spend the owner's wrong-secret budget: the client would stay
+        refused for the rest of the window after the store came back. Best effort: a Redis
+        that fails here is the outage itself, and the original error is what the caller raises.
+        """
+        try:
+            self._giveback(keys=[self._failure_key(attempt)])
+        except RedisError:
+            log.warning("xapp failure count not given back (Redis unavailable)")
 
     def issued(self, attempt: XappAttempt) -> int | None:
         """The secret proved right: give the failure back and count a token in the client's budget.

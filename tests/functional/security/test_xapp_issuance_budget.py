@@ -21,7 +21,10 @@ from dataclasses import replace
 
 import pytest
 import requests
+from sqlalchemy.exc import OperationalError
 
+from auth_server.server import Server
+from auth_server.views import tokens
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
@@ -134,3 +137,23 @@ def test_an_address_trying_many_client_ids_is_refused(server: LiveServer, accoun
     assert statuses.count(401) == PER_IP and statuses[PER_IP:] == [429] * 5
     assert xapp(server, GUESSER, account.client_id, account.client_secret).status_code == 429
     assert xapp(server, OWNER, account.client_id, account.client_secret).status_code == 201
+
+
+def test_a_database_outage_spends_no_wrong_secret_budget(
+    server: LiveServer, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # While the database is down no secret can be checked: each attempt answers 503, and none
+    # may count as a wrong secret, or the owner stays refused for the window after it is back.
+    def down(*_: object, **__: object) -> None:
+        raise OperationalError("SELECT", {}, Exception("the database is restarting"))
+
+    with monkeypatch.context() as outage:
+        outage.setattr(tokens, "authenticate_client_id", down)
+        outage.setattr(Server, "authenticate_client", down)
+        for _ in range(FAILURES + 2):
+            r = xapp(server, OWNER, account.client_id, account.client_secret)
+            assert r.status_code == 503, r.text
+            r = grant(server, OWNER, account.client_id, account.client_secret)
+            assert r.status_code == 503, r.text
+    assert xapp(server, OWNER, account.client_id, account.client_secret).status_code == 201
+    assert grant(server, OWNER, account.client_id, account.client_secret).status_code == 200
