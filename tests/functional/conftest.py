@@ -118,7 +118,7 @@ def stores(base_settings: Settings, engine: Engine, redis_client: Redis) -> Stor
 def auth_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
     """The auth server alone, over real HTTP."""
     live = start_server(create_auth(auth_settings, stores))
-    CHECKED_PORTS.add(live.server.effective_port)
+    CHECKED_PORTS.add(int(live.server.effective_port))
     yield live
     live.stop()
 
@@ -127,7 +127,7 @@ def auth_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveSer
 def resource_server(resource_settings: ResourceSettings, stores: Stores) -> Iterator[LiveServer]:
     """The resource server alone, over real HTTP."""
     live = start_server(create_resource(resource_settings, stores))
-    CHECKED_PORTS.add(live.server.effective_port)
+    CHECKED_PORTS.add(int(live.server.effective_port))
     yield live
     live.stop()
 
@@ -141,7 +141,7 @@ def combined_server(
         create_auth(auth_settings, stores), create_resource(resource_settings, stores)
     )
     live = start_server(app)
-    CHECKED_PORTS.add(live.server.effective_port)
+    CHECKED_PORTS.add(int(live.server.effective_port))
     yield live
     live.stop()
 
@@ -181,6 +181,9 @@ def responses_match_the_openapi_document(monkeypatch: pytest.MonkeyPatch) -> Ite
     def send(self: requests.Session, request: requests.PreparedRequest, **kw: Any) -> Any:
         response = original(self, request, **kw)
         log_secrets.harvest(request, response)
+        # A redirect followed answers the last request of the chain (each hop was checked as
+        # it was sent): check the response against the request it answers.
+        request = response.request or request
         url = urlsplit(request.url or "")
         # /metrics is the operator's, outside the API (and its document).
         if url.hostname == "127.0.0.1" and url.port in CHECKED_PORTS and url.path != METRICS_PATH:

@@ -47,11 +47,11 @@ def checked(app: Any) -> Iterator[LiveServer]:
     """Serve ``app`` for a while, every response checked against the OpenAPI document."""
     with serving(app) as live:
         port = live.server.effective_port
-        CHECKED_PORTS.add(port)
+        CHECKED_PORTS.add(int(port))
         try:
             yield live
         finally:
-            CHECKED_PORTS.discard(port)
+            CHECKED_PORTS.discard(int(port))
 
 
 def call(method: str, url: str, **kw: Any) -> requests.Response:

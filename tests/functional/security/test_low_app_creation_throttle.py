@@ -40,9 +40,9 @@ def live(auth_settings: AuthSettings, stores: Stores, redis_client: Redis) -> It
     forget_sign_in_throttle(redis_client, auth_settings.redis_prefix)
     settings = replace(auth_settings, applications_created_per_user=f"{LIMIT}/day")
     with serving(create_auth(settings, stores)) as server:
-        CHECKED_PORTS.add(server.server.effective_port)  # its answers must fit the document
+        CHECKED_PORTS.add(int(server.server.effective_port))  # its answers must fit the document
         yield server
-        CHECKED_PORTS.discard(server.server.effective_port)
+        CHECKED_PORTS.discard(int(server.server.effective_port))
 
 
 def developer(sessions: sessionmaker[Session], settings: AuthSettings) -> World:

@@ -202,7 +202,7 @@ def limited_settings(resource_settings: ResourceSettings) -> Iterator[ResourceSe
 def serve(settings: ResourceSettings, stores: Stores, **options: Any) -> LiveServer:
     """Start a catalog server with ``settings`` whose responses are checked like the others'."""
     live = start_server(create_resource(settings, stores), **options)
-    CHECKED_PORTS.add(live.server.effective_port)
+    CHECKED_PORTS.add(int(live.server.effective_port))
     return live
 
 

@@ -62,18 +62,18 @@ NO_STORE = "no-store"
 def checked(oauth_server: LiveServer) -> Iterator[None]:
     """Check this module's answers of the OAuth server against the OpenAPI document too."""
     port = oauth_server.server.effective_port
-    CHECKED_PORTS.add(port)
+    CHECKED_PORTS.add(int(port))
     yield
-    CHECKED_PORTS.discard(port)
+    CHECKED_PORTS.discard(int(port))
 
 
 @pytest.fixture(scope="module")
 def strict_server(oauth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
     """An auth server whose operator set URL_CREDENTIALS=refuse."""
     with serve_auth(replace(oauth_settings, url_credentials="refuse"), stores) as live:
-        CHECKED_PORTS.add(live.server.effective_port)
+        CHECKED_PORTS.add(int(live.server.effective_port))
         yield live
-        CHECKED_PORTS.discard(live.server.effective_port)
+        CHECKED_PORTS.discard(int(live.server.effective_port))
 
 
 @pytest.fixture
