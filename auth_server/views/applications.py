@@ -161,7 +161,9 @@ class Applications(MethodView):
         # RFC 6749 answers unless asked otherwise: the reference API has no such field, and
         # stock OAuth clients refuse its timestamp form.
         raw_standard = params.get("standard_token_response")
-        standard = parse_bool("standard_token_response", raw_standard) if raw_standard else True
+        standard = (
+            True if raw_standard is None else parse_bool("standard_token_response", raw_standard)
+        )
         throttle = creation_throttle()
         wait = throttle.hit(record.user_id or "")
         if wait is not None:
@@ -217,7 +219,9 @@ class ApplicationItem(MethodView):
         raw_urls = request_list(request, "redirect_urls")
         redirect_urls = check_redirect_urls(raw_urls) if raw_urls is not None else None
         raw_standard = params.get("standard_token_response")
-        standard = parse_bool("standard_token_response", raw_standard) if raw_standard else None
+        standard = (
+            None if raw_standard is None else parse_bool("standard_token_response", raw_standard)
+        )
         with services().stores.sessions() as session, session.begin():
             app = find_owned(session, app_id, record.user_id or "")
             if app is None:

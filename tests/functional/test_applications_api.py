@@ -227,6 +227,7 @@ def test_form_bodies_and_validation(oauth_server: LiveServer, signed_in: dict[st
         {"name": "A", "redirect_urls": ["https://example.org/\ud800"]},
         {"name": "\ud800"},
         {"name": "A", "standard_token_response": "perhaps"},
+        {"name": "A", "standard_token_response": ""},
     ):
         r = requests.post(api(oauth_server), json=payload, headers=signed_in, timeout=10)
         assert r.status_code == 400, (payload, r.text)
