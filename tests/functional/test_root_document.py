@@ -7,6 +7,7 @@ import pytest
 import requests
 from uritemplate import expand
 
+from common.models import Application
 from common.stores import Stores
 from tests.functional.catalog_support import issue_user_token
 from tests.functional.conftest import LiveServer
@@ -25,6 +26,9 @@ def test_root_links_applications_and_their_template(
         "templated": True,
     }
     assert links["application"] == {"href": f"{api}/applications/{{id}}", "templated": True}
+    # Only a first-party application's user token reads the user's applications.
+    with stores.sessions() as s, s.begin():
+        s.get_one(Application, account.app_id).first_party = True
     headers = {"X-Access-Token": issue_user_token(stores, account.app_id, account.user_id)}
     listing = requests.get(
         expand(links["applications"]["href"], user_id=account.user_id, size=5),
