@@ -99,11 +99,18 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path, se
 
         poll(replaced, DEADLINE, "the killed worker replaced", interval=0.1)
         poll(ready, DEADLINE, "the server answers again", interval=0.1)
-        # The replacement took the dead worker's core: still one core each.
-        pinned = [os.sched_getaffinity(w) for w in workers_of(proc.pid)]
-        assert all(len(cores) == 1 for cores in pinned)
-        if len(os.sched_getaffinity(0)) > 1:
-            assert pinned[0] != pinned[1]
+
+        # The replacement takes the dead worker's core: still one core each. A new worker pins
+        # itself just after it is forked, so wait for it to have done so.
+        def one_core_each() -> bool:
+            try:
+                pinned = [os.sched_getaffinity(w) for w in workers_of(proc.pid)]
+            except OSError:  # a worker exited while we looked
+                return False
+            distinct = len(os.sched_getaffinity(0)) == 1 or len(set(map(frozenset, pinned))) == 2
+            return len(pinned) == 2 and all(len(cores) == 1 for cores in pinned) and distinct
+
+        poll(one_core_each, DEADLINE, "two workers pinned to a core each", interval=0.1)
     finally:
         terminate(proc, timeout=20)
     assert proc.returncode == 0
