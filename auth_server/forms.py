@@ -143,6 +143,17 @@ class ConfirmEmailForm(FlaskForm):
     submit = SubmitField("Confirm and sign in")
 
 
+def valid_with_password(form: FlaskForm, field: Any, *, email: str, name: str) -> bool:
+    """Validate ``form``, and its new password ``field`` by the one password rule, with the
+    account's email and name as context (which the form's own validators do not know)."""
+    valid = bool(form.validate())
+    problem = password_problem(field.data or "", email=email, name=name)
+    if problem and not field.errors:
+        field.errors = [problem]
+        valid = False
+    return valid
+
+
 class ConsentForm(FlaskForm):
     """The authorization request, carried through the consent page, and the user's decision."""
 

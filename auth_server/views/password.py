@@ -29,7 +29,7 @@ from auth_server.forms import (
     ChangePasswordForm,
     ForgotPasswordForm,
     ResetPasswordForm,
-    password_problem,
+    valid_with_password,
 )
 from auth_server.mail import Mailer
 from auth_server.ownership import take_over
@@ -146,12 +146,7 @@ def reset_password(token: str) -> Response:
         form = ResetPasswordForm()
         if is_read():
             return page("reset.html", form=form, token=token)
-        valid = form.validate()
-        problem = password_problem(form.password.data or "", email=user.email, name=user.name)
-        if problem and not form.password.errors:
-            form.password.errors = [problem]
-            valid = False
-        if not valid:
+        if not valid_with_password(form, form.password, email=user.email, name=user.name):
             return page("reset.html", 400, form=form, token=token)
         user.password_hash = svc.hasher.hash(form.password.data or "")
         user_id = user.id
@@ -198,13 +193,8 @@ def change_password() -> Response:
         form = ChangePasswordForm()
         if user.password_hash is None or is_read():
             return page("change_password.html", form=form, user=user)
-        valid = form.validate()
         new = form.new_password.data or ""
-        problem = password_problem(new, email=user.email, name=user.name)
-        if problem and not form.new_password.errors:
-            form.new_password.errors = [problem]
-            valid = False
-        if not valid:
+        if not valid_with_password(form, form.new_password, email=user.email, name=user.name):
             return page("change_password.html", 400, form=form, user=user)
         ip = request.remote_addr or ""
         throttle = login_throttle()

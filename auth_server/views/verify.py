@@ -27,7 +27,7 @@ from werkzeug.wrappers import Response
 
 from auth_server.audit import audit
 from auth_server.context import services
-from auth_server.forms import ConfirmEmailForm, password_problem
+from auth_server.forms import ConfirmEmailForm, valid_with_password
 from auth_server.mail import Mailer
 from auth_server.ownership import mail_confirms, take_over
 from auth_server.web import (
@@ -150,12 +150,7 @@ def verify_email() -> Response:
         user, next_path = found
         if is_read():
             return page("verify_email.html", form=form, email=user.email)
-        valid = form.validate()
-        problem = password_problem(form.password.data or "", email=user.email, name=user.name)
-        if problem and not form.password.errors:
-            form.password.errors = [problem]
-            valid = False
-        if not valid:
+        if not valid_with_password(form, form.password, email=user.email, name=user.name):
             return page("verify_email.html", 400, form=form, email=user.email)
         # The link works once, even for two posts at the same moment: one conditional UPDATE.
         claimed = db.execute(
