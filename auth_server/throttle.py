@@ -31,10 +31,13 @@ from __future__ import annotations
 import math
 import secrets
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from limits import RateLimitItem, parse
-from redis import Redis
+from redis import Redis, RedisError
+from sqlalchemy.exc import SQLAlchemyError
 
 from auth_server.accounts import normalise_email
 from auth_server.rate_limits import Limits, per_app
@@ -120,6 +123,20 @@ class LoginThrottle:
         wait_ms = int(self._script(keys=keys, args=args))
         wait = max(1, math.ceil(wait_ms / 1000)) if wait_ms else None
         return Attempt(wait, tuple(keys), member)
+
+    @contextmanager
+    def unless_unchecked(self, attempt: Attempt) -> Iterator[None]:
+        """Give a counted attempt back when a store fails before its password is checked.
+
+        A database outage must not spend the budgets: a client retrying through a short outage
+        would otherwise be refused for the rest of the window after the store came back.
+        """
+        try:
+            yield
+        except (SQLAlchemyError, RedisError):
+            with suppress(RedisError):  # Redis failing is the outage itself: best effort
+                self.forgive(attempt)
+            raise
 
     def forgive(self, attempt: Attempt) -> None:
         """Take back a counted attempt whose password was right (failures alone use the budget)."""

@@ -71,7 +71,8 @@ class PasswordGrant(grants.ResourceOwnerPasswordCredentialsGrant):
             audit("signin.throttled", grant=grant, ip=ip, retry_after=attempt.wait)
             raise SlowDownError(attempt.wait)
         db = request_db(self.request)
-        user = find_user_by_email(db, email)
+        with throttle.unless_unchecked(attempt):
+            user = find_user_by_email(db, email)
         stored = user.password_hash if user is not None and user.password_hash else None
         ok = verify_password(svc.hasher, stored or dummy_hash(svc.hasher), password)
         # An unconfirmed account's right password counts as a wrong one where mail confirms

@@ -98,7 +98,8 @@ def sign_in() -> Response:
             throttled = page("sign_in.html", 429, form=form, form_error=TOO_MANY, asking=asking)
             throttled.headers["Retry-After"] = str(attempt.wait)
             return throttled
-        user = find_user_by_email(db, email)
+        with throttle.unless_unchecked(attempt):
+            user = find_user_by_email(db, email)
         stored = user.password_hash if user is not None and user.password_hash else None
         ok = verify_password(svc.hasher, stored or _dummy_hash(svc.hasher), password)
         # An unconfirmed account's password may be a squatter's: where mail confirms addresses

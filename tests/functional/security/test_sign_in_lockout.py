@@ -24,8 +24,11 @@ from typing import Any
 import pytest
 import requests
 from itsdangerous import URLSafeTimedSerializer
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from auth_server.grants import credentials
+from auth_server.views import session
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
@@ -191,3 +194,21 @@ def test_the_device_cookie_is_set_by_a_right_password_only(
     assert "secure" not in attributes  # plain http here; test_sign_in_pages checks https
     assert "Path=/account" in cookie and "SameSite=Strict" in cookie
     assert owner.email not in cookie and owner.email.split("@")[0] not in cookie
+
+
+def test_a_database_outage_spends_no_sign_in_budget(
+    server: LiveServer, owner: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # While the database is down no password can be checked: each attempt answers 503, and none
+    # may use the budget, or the owner stays refused for the window after it is back.
+    def down(*_: object, **__: object) -> None:
+        raise OperationalError("SELECT", {}, Exception("the database is restarting"))
+
+    with monkeypatch.context() as outage:
+        outage.setattr(credentials, "find_user_by_email", down)
+        outage.setattr(session, "find_user_by_email", down)
+        for _ in range(PER_ACCOUNT_IP + 1):
+            assert page(server, OWNER, owner.email, PASSWORD) == 503
+            assert grant(server, OWNER, owner, PASSWORD).status_code == 503
+    assert page(server, OWNER, owner.email, PASSWORD) == 302
+    assert grant(server, OWNER, owner, PASSWORD).status_code == 200
