@@ -23,18 +23,18 @@ so a concurrent burst cannot pass more attempts than a budget allows. The window
 
 from __future__ import annotations
 
-import logging
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from limits import RateLimitItem, parse
 from redis import Redis, RedisError
+from sqlalchemy.exc import SQLAlchemyError
 
 from auth_server.rate_limits import per_app
 from common.settings import AuthSettings
 from common.tokens import digest
-
-log = logging.getLogger("artcat.auth")
 
 # KEYS: counters; ARGV: each key's limit and window (ms). When none is full, counts one in each
 # and returns 0; else counts nothing and returns the ms until the fullest one frees.
@@ -118,17 +118,21 @@ class XappThrottle:
         wait = _seconds(int(self._reserve(keys=keys, args=_args(self.per_ip, self.failures))))
         return XappAttempt(wait, found.client, ip) if wait else found
 
-    def unchecked(self, attempt: XappAttempt) -> None:
-        """The secret could not be checked (a store failed): give the failure place back.
+    @contextmanager
+    def unless_unchecked(self, attempt: XappAttempt) -> Iterator[None]:
+        """Give the failure place back when a store fails before the secret is checked.
 
         A store outage must not spend the owner's wrong-secret budget: the client would stay
-        refused for the rest of the window after the store came back. Best effort: a Redis
-        that fails here is the outage itself, and the original error is what the caller raises.
+        refused for the rest of the window after the store came back. Only a store's own error
+        gives it back: a wrong secret (an OAuth or API error) stays a failure. Best effort: a
+        Redis that fails here is the outage itself, and the store's error is what is raised.
         """
         try:
-            self._giveback(keys=[self._failure_key(attempt)])
-        except RedisError:
-            log.warning("xapp failure count not given back (Redis unavailable)")
+            yield
+        except (SQLAlchemyError, RedisError):
+            with suppress(RedisError):
+                self._giveback(keys=[self._failure_key(attempt)])
+            raise
 
     def issued(self, attempt: XappAttempt) -> int | None:
         """The secret proved right: give the failure back and count a token in the client's budget.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from authlib.oauth2.rfc6749 import grants
-from authlib.oauth2.rfc6749.errors import InvalidScopeError, OAuth2Error
+from authlib.oauth2.rfc6749.errors import InvalidScopeError
 from flask import request
 
 from auth_server.oauth import SlowDownError
@@ -31,13 +31,8 @@ class XappGrant(grants.ClientCredentialsGrant):
             raise SlowDownError(attempt.wait)
         if self.request.payload.scope:
             raise InvalidScopeError(description="Application tokens take no scope.")
-        try:
+        with throttle.unless_unchecked(attempt):
             super().validate_token_request()
-        except OAuth2Error:
-            raise  # a wrong secret (or another refusal): the attempt stays a failure
-        except Exception:
-            throttle.unchecked(attempt)  # a store failed: no secret was checked
-            raise
         wait = throttle.issued(attempt)
         if wait is not None:
             raise SlowDownError(wait)

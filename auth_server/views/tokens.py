@@ -33,12 +33,8 @@ def xapp_token() -> tuple[Response, int, dict[str, str]]:
         raise AuthError(BAD_CLIENT)
     svc = services()
     # Core, not the ORM: this is the most frequent write of the service.
-    with svc.stores.engine.begin() as conn:
-        try:
-            app_id = authenticate_client_id(conn, params["client_id"], params["client_secret"])
-        except Exception:
-            throttle.unchecked(attempt)  # the database failed: no wrong secret was seen
-            raise
+    with throttle.unless_unchecked(attempt), svc.stores.engine.begin() as conn:
+        app_id = authenticate_client_id(conn, params["client_id"], params["client_secret"])
         if app_id is None:
             audit("xapp_token.denied", client_id=params["client_id"][:64], ip=request.remote_addr)
             raise AuthError(BAD_CLIENT)

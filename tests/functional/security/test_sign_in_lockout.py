@@ -24,11 +24,10 @@ from typing import Any
 import pytest
 import requests
 from itsdangerous import URLSafeTimedSerializer
+from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
-from auth_server.grants import credentials
-from auth_server.views import session
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
@@ -205,8 +204,7 @@ def test_a_database_outage_spends_no_sign_in_budget(
         raise OperationalError("SELECT", {}, Exception("the database is restarting"))
 
     with monkeypatch.context() as outage:
-        outage.setattr(credentials, "find_user_by_email", down)
-        outage.setattr(session, "find_user_by_email", down)
+        outage.setattr(Engine, "connect", down)  # every new connection of the server fails
         for _ in range(PER_ACCOUNT_IP + 1):
             assert page(server, OWNER, owner.email, PASSWORD) == 503
             assert grant(server, OWNER, owner, PASSWORD).status_code == 503

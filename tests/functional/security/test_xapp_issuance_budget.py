@@ -21,10 +21,9 @@ from dataclasses import replace
 
 import pytest
 import requests
+from sqlalchemy import Engine
 from sqlalchemy.exc import OperationalError
 
-from auth_server.server import Server
-from auth_server.views import tokens
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
@@ -148,8 +147,7 @@ def test_a_database_outage_spends_no_wrong_secret_budget(
         raise OperationalError("SELECT", {}, Exception("the database is restarting"))
 
     with monkeypatch.context() as outage:
-        outage.setattr(tokens, "authenticate_client_id", down)
-        outage.setattr(Server, "authenticate_client", down)
+        outage.setattr(Engine, "connect", down)  # every new connection of the servers fails
         for _ in range(FAILURES + 2):
             r = xapp(server, OWNER, account.client_id, account.client_secret)
             assert r.status_code == 503, r.text
