@@ -35,7 +35,8 @@ def _not_json(constant: str) -> Any:
 
 
 def request_params(req: Request) -> dict[str, str]:
-    """Merge query-string and body parameters (the body wins); reject other body types.
+    """Merge query-string and body parameters; reject other body types, and a parameter given
+    two different values there.
 
     Bodies are form-urlencoded or JSON, as the reference API's; anything else (multipart
     included) is a 406.
@@ -63,7 +64,20 @@ def request_params(req: Request) -> dict[str, str]:
                 params[str(key)] = str(value)
     else:
         raise UnsupportedContentType(req.content_type or mimetype)
+    _refuse_two_values(req, params)
     return params
+
+
+def _refuse_two_values(req: Request, params: dict[str, str]) -> None:
+    """Refuse a parameter whose query-string and body values differ: which one the request
+    means is ambiguous (RFC 6749 3.1 allows a parameter once), and a check of one of them would
+    not hold for the other."""
+    twice = sorted(name for name, value in req.args.items() if params.get(name, value) != value)
+    if twice:
+        raise ParamError(
+            f"{', '.join(twice)}: sent in the query string and the body with different values.",
+            {name: ["is in the query string and the body with different values"] for name in twice},
+        )
 
 
 # Secrets that a URL exposes: query strings end up in access logs, proxies, browser history and

@@ -86,10 +86,8 @@ class OAuthRequest(OAuth2Request):
         self.uri = request.url
         try:
             raw = request_params(request)
-        except APIError:
-            raise InvalidRequestError(
-                description="The request body is not a JSON object."
-            ) from None
+        except APIError as ex:
+            raise InvalidRequestError(description=ex.message) from None
         _refuse_json_non_strings()
         state = raw.get("state")
         if state and is_clean(state):

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import requests
 
+from common.models import Application
 from common.stores import Stores
 from tests.functional.catalog_support import issue_user_token
 from tests.functional.conftest import LiveServer
@@ -73,10 +74,13 @@ def test_the_catalog_refuses_an_empty_bearer_beside_a_valid_token(
 
 @pytest.mark.parametrize("empty", EMPTY_BEARERS)
 def test_the_applications_api_refuses_an_empty_bearer_beside_a_valid_token(
-    auth_server: LiveServer, account: Account, tokens: dict[str, str], empty: str
+    auth_server: LiveServer, stores: Stores, account: Account, tokens: dict[str, str], empty: str
 ) -> None:
     url = f"{auth_server.url}/api/applications"
     params = {"user_id": account.user_id}
+    # Only a first-party application's user token reads the user's applications.
+    with stores.sessions() as session, session.begin():
+        session.get_one(Application, account.app_id).first_party = True
     headers = {"X-Access-Token": tokens["user"]}
     assert requests.get(url, headers=headers, params=params, timeout=10).status_code == 200
     r = requests.get(url, headers={**headers, "Authorization": empty}, params=params, timeout=10)

@@ -187,6 +187,38 @@ def test_a_wrong_secret_in_the_url_is_a_plain_auth_error(
     assert_nowhere(oauth_server, logs, wrong)
 
 
+def test_a_parameter_with_two_values_in_the_url_and_the_body_is_refused(
+    oauth_server: LiveServer,
+    world: World,
+    sessions: sessionmaker[Session],
+    logs: pytest.LogCaptureFixture,
+) -> None:
+    # Which of two values a request means is ambiguous, and a check of one would not hold for
+    # the other: the right secret in the body does not cover another in the URL, on either route.
+    other = "An0ther-secret-in-the-url-" + world.client_secret[:8]
+    before = tokens(sessions)
+    for path, body in (
+        (XAPP_PATH, world.creds),
+        (TOKEN_PATH, {**world.creds, "grant_type": "client_credentials"}),
+    ):
+        r = requests.post(
+            f"{oauth_server.url}{path}", params={"client_secret": other}, data=body, timeout=10
+        )
+        assert r.status_code == 400, (path, r.text)
+        assert "client_secret" in r.text and other not in r.text
+        assert world.client_secret not in r.text
+    same = requests.post(
+        f"{oauth_server.url}{XAPP_PATH}",
+        params={"client_secret": world.client_secret},
+        data=world.creds,
+        timeout=10,
+    )
+    assert same.status_code == 201, same.text  # the same value twice is one value
+    assert tokens(sessions) == before + 1
+    access_lines(logs, 3)
+    assert_nowhere(oauth_server, logs, other, world.client_secret)
+
+
 def test_get_on_the_token_endpoint_with_client_credentials(
     oauth_server: LiveServer,
     resource_server: LiveServer,
