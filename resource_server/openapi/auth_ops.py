@@ -75,7 +75,8 @@ def _in_query(params: dict[str, Kind], *, but: tuple[str, ...] = ()) -> list[Op]
 NOT_IN_URL = ("password",)
 URL_NOTE = (
     "Parameters may also be sent in the query string, as the reference API took them (unless "
-    "the operator set URL_CREDENTIALS=refuse); a password in a URL is refused."
+    "the operator set URL_CREDENTIALS=refuse); a password in a URL is refused. A parameter "
+    "sent in both the query string and the body must have one value there (else 400)."
 )
 HINT_REQUEST = _oauth_body(_properties(TOKEN_HINT_PARAMS), ["token"])
 APP_FIELDS: dict[str, Schema] = {

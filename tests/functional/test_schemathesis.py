@@ -250,11 +250,17 @@ def as_positive_request(case: Any, path: str) -> None:
     A ``cursor`` is opaque: only the server makes one (a ``next`` link), so a generated one
     is a forgery it refuses (400), as it refuses one with ``offset``. An artworks
     ``collection_id`` names a collection only with its owner's ``user_id`` (400 without it):
-    the document says so in the parameter's description, as no schema can.
+    the document says so in the parameter's description, as no schema can. So does it of a
+    parameter the auth server takes in the query string or the body: in one of them, or in
+    both with one value (two values are refused).
     """
     if case.meta is None or not case.meta.generation.mode.is_positive or not case.query:
         return
     case.query.pop("cursor", None)
+    if isinstance(case.body, dict):
+        for name in [n for n in case.query if n in case.body]:
+            if str(case.query[name]) != str(case.body[name]):
+                case.query.pop(name)
     if path == "/api/artworks" and not case.query.get("user_id"):
         case.query.pop("collection_id", None)
 
