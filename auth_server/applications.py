@@ -8,20 +8,16 @@ redirect URIs. The developer page (``/account/applications``) is the browser's w
 
 from __future__ import annotations
 
-from limits import RateLimitItem, parse
-from redis import Redis
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from auth_server.inputs import is_clean
-from auth_server.rate_limits import Limits, per_app
 from auth_server.redirects import parse_registered
 from common.api.errors import ParamError
 from common.api.keyset import paginate
 from common.api.paging import PageParams, id_cursor
 from common.ids import is_id
 from common.models import Application, Token
-from common.settings import AuthSettings
 from common.tokens import TokenStore
 
 
@@ -83,24 +79,3 @@ def delete_application(session: Session, tokens: TokenStore, app: Application) -
     session.delete(app)
     session.flush()
     return expired
-
-
-class CreationThrottle(Limits):
-    """A moving-window limit on the applications each user creates (counted in Redis)."""
-
-    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
-        super().__init__(redis, settings)
-        self.per_user: RateLimitItem = parse(settings.applications_created_per_user)
-
-    def hit(self, user_id: str) -> int | None:
-        """Count one creation; return the seconds to wait when over the limit, else None."""
-        return self.count((self.per_user, "application-created", user_id))
-
-    def describe(self) -> str:
-        """Return the limit as people read it ("10 per 1 day")."""
-        return str(self.per_user)
-
-
-def creation_throttle() -> CreationThrottle:
-    """Return the current app's creation throttle, built on first use."""
-    return per_app("artcat.application_creation_throttle", CreationThrottle)

@@ -7,7 +7,7 @@ from authlib.oauth2.rfc6749.errors import InvalidScopeError
 from flask import request
 
 from auth_server.oauth import SlowDownError
-from auth_server.xapp_throttle import xapp_throttle
+from auth_server.throttles import xapp_throttle
 from common.token_params import TOKEN_METHODS
 
 

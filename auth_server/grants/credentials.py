@@ -22,7 +22,7 @@ from auth_server.context import services
 from auth_server.oauth import SlowDownError
 from auth_server.ownership import password_may_sign_in
 from auth_server.server import request_db
-from auth_server.throttle import login_throttle
+from auth_server.throttles import login_throttle
 from common.models import User
 from common.token_params import TOKEN_METHODS
 

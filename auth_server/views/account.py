@@ -12,11 +12,11 @@ from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
 from auth_server.accounts import create_application, rotate_secret
-from auth_server.applications import creation_throttle
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ApplicationForm, ButtonForm
 from auth_server.ownership import mail_confirms
+from auth_server.throttles import creation_throttle
 from auth_server.web import current_user, error_page, is_read, page, sign_in_redirect
 from common.ids import is_id, utcnow
 from common.models import Application, AuthorizationCode, Token, User

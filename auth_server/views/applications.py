@@ -20,7 +20,6 @@ from auth_server.accounts import AccountError, create_application
 from auth_server.applications import (
     check_name,
     check_redirect_urls,
-    creation_throttle,
     delete_application,
     find_owned,
     issued_to_first_party,
@@ -32,6 +31,7 @@ from auth_server.context import services
 from auth_server.inputs import request_list
 from auth_server.oauth import no_store
 from auth_server.params import JSON, json_body, request_params
+from auth_server.throttles import creation_throttle
 from common.api.constants import INVALID_TOKEN
 from common.api.errors import AuthError, Forbidden, NotFound, ParamError
 from common.api.paging import parse_page_params

@@ -34,7 +34,7 @@ from auth_server.forms import (
 from auth_server.mail import Mailer
 from auth_server.ownership import take_over
 from auth_server.revocation import revoke_all
-from auth_server.throttle import login_throttle
+from auth_server.throttles import login_throttle
 from auth_server.web import (
     current_user,
     end_session,

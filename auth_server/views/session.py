@@ -26,7 +26,7 @@ from auth_server.devices import remember_device, trusted_device
 from auth_server.forms import ButtonForm, SignInForm, SignUpForm
 from auth_server.inputs import is_clean
 from auth_server.ownership import mail_confirms, password_may_sign_in
-from auth_server.throttle import login_throttle, sign_up_throttle
+from auth_server.throttles import login_throttle, sign_up_throttle
 from auth_server.views.verify import send_sign_up_note, send_verification
 from auth_server.web import (
     DEFAULT_NEXT,

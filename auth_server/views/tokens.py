@@ -11,7 +11,7 @@ from auth_server.context import services
 from auth_server.inputs import is_clean
 from auth_server.oauth import no_store
 from auth_server.params import request_params
-from auth_server.xapp_throttle import xapp_throttle
+from auth_server.throttles import xapp_throttle
 from common.api.constants import BAD_CLIENT, INVALID_TOKEN
 from common.api.errors import AuthError, ParamError, TooManyRequests
 from common.ids import format_ts
