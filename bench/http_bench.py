@@ -7,8 +7,8 @@ as JSON. Each figure is the median of ``--runs`` runs; runs of different paths a
 so that a burst of load from elsewhere on this shared machine does not hit one path only.
 
 Two serving setups, as on a 2-core machine:
-- ``pinned``: one worker pinned to core 0, wrk pinned to core 1 (the DESIGN.md section 6 setup:
-  the server's throughput, not the load generator's);
+- ``pinned``: one worker pinned to core 0, wrk pinned to core 1 (the server's throughput, not
+  the load generator's);
 - ``2 workers``: one worker per core, wrk sharing the cores (what one machine serves in all).
 
 Data: the database of the environment (``DATABASE_URL``/``INSTANCE_DIR``, as ``artcat`` reads

@@ -1,6 +1,6 @@
 """Artwork dimensions in the API's format: inches and centimetres, each with a display text.
 
-The format (REFERENCE.md 2.5; the separator is a spaced U+00D7, written ``*`` here)::
+The format of the reference API (the separator is a spaced U+00D7, written ``*`` here)::
 
     {"in": {"text": "38 * 23 5/8 in", "height": 38.0, "width": 23.625, "depth": None,
             "diameter": None},

@@ -1,7 +1,7 @@
 """Several waitress processes on one port, each pinned to one core.
 
 One waitress process whose threads do blocking I/O across two cores collapses into a GIL
-hand-off convoy (DESIGN.md section 6: 217 instead of 2,300 requests/s). So each worker is a
+hand-off convoy (an order of magnitude fewer requests a second). So each worker is a
 process of its own, pinned to one core, serving a listening socket it inherited from the parent.
 The parent only supervises: it restarts a worker that dies and stops them all on SIGTERM/SIGINT,
 gracefully (see ``common.graceful``). Each worker publishes its metrics to a folder the parent

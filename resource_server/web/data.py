@@ -23,7 +23,7 @@ from resource_server.queries import artworks as artwork_q
 from resource_server.queries import genes as gene_q
 from resource_server.queries import shows as show_q
 
-# The public rule: only published artworks are shown to people (REFERENCE.md, artworks).
+# The public rule: only published artworks are shown to people, as in the reference API.
 PUBLIC_ARTWORKS = {"published": True}
 SIDE_LIST = PageParams(size=50)
 
