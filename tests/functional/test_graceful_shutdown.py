@@ -10,6 +10,7 @@ the run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -115,6 +116,7 @@ def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                start_new_session=True,  # its workers in its process group, ended with it
             )
         served = Served(proc, port, workdir, log, server)
         started.append(served)
@@ -137,6 +139,9 @@ def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
         if served.proc.poll() is None:
             served.proc.kill()
         served.proc.wait(timeout=30)
+        # A server killed mid-test leaves its forked workers behind: end the whole group.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(served.proc.pid, signal.SIGKILL)
 
 
 def access_lines(served: Served) -> list[dict[str, Any]]:
