@@ -5,12 +5,15 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 import requests
+from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 
 from tests.functional.process_support import REQUEST_TIMEOUT
 
@@ -196,3 +199,16 @@ def media_types(outcomes: Sequence[Outcome]) -> dict[str, set[str]]:
     for o in outcomes:
         found.setdefault(o.call.label, set()).add(o.content_type.split(";")[0].strip())
     return found
+
+
+@contextmanager
+def database_down() -> Iterator[None]:
+    """Make every new database connection of this process fail, as while the server restarts
+    (in-process servers only: the connections they open inside the block are refused)."""
+
+    def down(*_: object, **__: object) -> None:
+        raise OperationalError("SELECT", {}, Exception("the database is restarting"))
+
+    with pytest.MonkeyPatch.context() as outage:
+        outage.setattr(Engine, "connect", down)
+        yield

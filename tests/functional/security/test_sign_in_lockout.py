@@ -24,13 +24,12 @@ from typing import Any
 import pytest
 import requests
 from itsdangerous import URLSafeTimedSerializer
-from sqlalchemy import Engine
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
+from tests.functional.load_support import database_down
 from tests.functional.oauth_support import PASSWORD, World, make_world, serve_auth, token_url
 from tests.functional.source_address import GUESSER, OWNER, client_from
 from tests.pages import post_form, sign_in
@@ -195,16 +194,10 @@ def test_the_device_cookie_is_set_by_a_right_password_only(
     assert owner.email not in cookie and owner.email.split("@")[0] not in cookie
 
 
-def test_a_database_outage_spends_no_sign_in_budget(
-    server: LiveServer, owner: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_database_outage_spends_no_sign_in_budget(server: LiveServer, owner: World) -> None:
     # While the database is down no password can be checked: each attempt answers 503, and none
     # may use the budget, or the owner stays refused for the window after it is back.
-    def down(*_: object, **__: object) -> None:
-        raise OperationalError("SELECT", {}, Exception("the database is restarting"))
-
-    with monkeypatch.context() as outage:
-        outage.setattr(Engine, "connect", down)  # every new connection of the server fails
+    with database_down():
         for _ in range(PER_ACCOUNT_IP + 1):
             assert page(server, OWNER, owner.email, PASSWORD) == 503
             assert grant(server, OWNER, owner, PASSWORD).status_code == 503

@@ -21,12 +21,11 @@ from dataclasses import replace
 
 import pytest
 import requests
-from sqlalchemy import Engine
-from sqlalchemy.exc import OperationalError
 
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
+from tests.functional.load_support import database_down
 from tests.functional.oauth_support import serve_auth
 from tests.functional.source_address import GUESSER, OWNER, client_from
 from tests.pages import Account
@@ -139,15 +138,11 @@ def test_an_address_trying_many_client_ids_is_refused(server: LiveServer, accoun
 
 
 def test_a_database_outage_spends_no_wrong_secret_budget(
-    server: LiveServer, account: Account, monkeypatch: pytest.MonkeyPatch
+    server: LiveServer, account: Account
 ) -> None:
     # While the database is down no secret can be checked: each attempt answers 503, and none
     # may count as a wrong secret, or the owner stays refused for the window after it is back.
-    def down(*_: object, **__: object) -> None:
-        raise OperationalError("SELECT", {}, Exception("the database is restarting"))
-
-    with monkeypatch.context() as outage:
-        outage.setattr(Engine, "connect", down)  # every new connection of the servers fails
+    with database_down():
         for _ in range(FAILURES + 2):
             r = xapp(server, OWNER, account.client_id, account.client_secret)
             assert r.status_code == 503, r.text
