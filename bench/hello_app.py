@@ -1,7 +1,8 @@
 """The baseline of the HTTP benchmark: a falcon hello-world JSON app.
 
-It is served by the project's own serving code (``common.workers.serve_workers``: pinned waitress
-processes sharing one port), so the service and its baseline differ only in what the app does.
+It is served by the project's own serving code (``artcat serve``'s: waitress in one pinned process,
+or granian's pinned workers sharing one port), so the service and its baseline differ only in
+what the app does.
 
     python bench/hello_app.py --port 8100 --workers 1
 """
@@ -16,7 +17,8 @@ import falcon
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common.workers import serve_workers
+from common.granian_serve import run_granian
+from common.serve import pin_to_one_core, run_waitress
 
 
 class Hello:
@@ -42,7 +44,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--threads", type=int, default=4)
     args = parser.parse_args()
-    serve_workers(build_app, args.host, args.port, workers=args.workers, threads=args.threads)
+    if args.workers == 1:  # as ``artcat serve`` in development
+        pin_to_one_core()
+        run_waitress(build_app(), args.host, args.port, threads=args.threads)
+        return
+    run_granian(
+        build_app, args.host, args.port, workers=args.workers, threads=args.threads, grace=10
+    )
 
 
 if __name__ == "__main__":

@@ -16,10 +16,12 @@ the app saw a request is done here instead, so that both servers behave alike:
   removes the settings it has read (``SECRET_KEY``, ``DATABASE_URL``...) from its environment
   once its app is built, so no request ever carries them.
 
-Workers are granian's processes, forked from this one, each pinned to one core (as
-``common.workers`` pins waitress's), publishing metrics to one folder, restarted when one dies.
-SIGTERM or Ctrl-C stops gracefully: granian stops accepting, the workers finish the requests
-in flight, and a worker still busy ``grace`` seconds later is killed.
+The processes are granian's own: it forks the workers, respawns one that dies
+(``respawn_failed_workers``), and on SIGTERM or Ctrl-C stops accepting, lets each worker finish
+its requests in flight and kills one still busy ``grace`` seconds later
+(``workers_kill_timeout``). What granian cannot do is done in each worker as it loads the app
+(``run_granian``'s loader): pin itself to one core, publish its metrics where every worker's
+``/metrics`` reads them, open its own connections to the stores, and forget the settings.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import io
 import multiprocessing
 import os
 import shutil
+import signal
+import tempfile
 from collections.abc import Callable, Iterable
 from multiprocessing import util
 from pathlib import Path
@@ -38,9 +42,8 @@ from waitress.proxy_headers import proxy_headers_middleware
 
 from common import metrics
 from common.api.errors import APIError, ParamError, TooLarge
-from common.serve import MAX_REQUEST_BODY, WAITRESS_OPTIONS, WSGIApp
+from common.serve import MAX_REQUEST_BODY, WAITRESS_OPTIONS, WSGIApp, core_plan, pin
 from common.settings import forget_settings
-from common.workers import core_plan, metrics_directory, pin
 
 SERVER_NAME = WAITRESS_OPTIONS["ident"]
 # The request line and headers granian buffers at most (waitress: max_request_header_size).
@@ -149,12 +152,28 @@ def guarded(app: WSGIApp, proxy: dict[str, Any]) -> WSGIApp:
     )
 
 
+def metrics_directory(configured: str) -> tuple[str, bool]:
+    """Return the folder where workers publish metrics (emptied), and whether it was created.
+
+    granian's own metrics are the server's; the app's counters live in each worker, and
+    ``/metrics`` from any worker adds up the others' published ones (``common.metrics``).
+    """
+    if not configured:
+        return tempfile.mkdtemp(prefix="artcat-metrics-"), True
+    path = Path(configured)
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in [*path.glob("*.json"), *path.glob("*.tmp")]:  # a previous run's totals
+        stale.unlink(missing_ok=True)
+    return str(path), False
+
+
 def claim_slot(slots: Any) -> int:
     """Take the first worker slot no live process holds, for this process; return it.
 
-    A worker that replaces a dead one takes its slot, so its core. When every slot is held
-    (a reload starts each new worker before it stops the old one), it takes the slot of the
-    process started first (the lowest pid): the one being replaced.
+    granian does not tell the loader which worker it runs in, so the workers number
+    themselves: a worker that replaces a dead one takes its slot, so its core. When every
+    slot is held (a reload starts each new worker before it stops the old one), it takes the
+    slot of the process started first (the lowest pid): the one being replaced.
     """
     with slots.get_lock():
         free = [slot for slot, pid in enumerate(slots) if not (pid and _alive(pid))]
@@ -171,6 +190,11 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(b")", 1)[1].split()[0] != b"Z"
+
+
+def _exit_at_once(_signum: int, _frame: Any) -> None:
+    # Not SystemExit: raised wherever the signal lands (a finalizer, say), it may be ignored.
+    os._exit(0)
 
 
 def run_granian(
@@ -204,6 +228,12 @@ def run_granian(
     forget = tuple(settings_names)
 
     def load(_target: str) -> WSGIApp:  # in each worker, as it starts
+        # granian sets the worker's own signal handlers only once the app is loaded: until
+        # then the worker has its parent's, and a stop asked meanwhile would be lost (the
+        # worker, once serving, killed at the end of the grace period). Nothing is in flight
+        # yet, so such a stop ends the worker at once.
+        signal.signal(signal.SIGTERM, _exit_at_once)
+        signal.signal(signal.SIGINT, _exit_at_once)
         pin(plan[claim_slot(slots) % len(plan)])  # before granian starts this worker's threads
         metrics.REGISTRY.start_publishing(directory)
         # The final totals, as the worker exits (multiprocessing runs these finalizers).

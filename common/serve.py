@@ -1,13 +1,27 @@
-"""Serving: the WSGI path dispatcher of ``serve all`` and the waitress runner."""
+"""Serving: the WSGI path dispatcher of ``serve all``, core pinning, and waitress in-process.
+
+Production serves with granian (``common.granian_serve``), whose own workers, respawn and
+graceful stop run the processes. Development serves with waitress in the ``artcat serve``
+process itself, where a debugger's breakpoint works.
+"""
 
 from __future__ import annotations
 
 import logging
+import math
+import os
+import secrets
+import signal
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from waitress import wasyncore
+from waitress.server import BaseWSGIServer, create_server
+
 from common.settings import Settings
 
+log = logging.getLogger("artcat.serve")
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 # Paths the authorization server owns; everything else goes to the catalog (the API, and its
@@ -68,12 +82,115 @@ def quiet_waitress_logs() -> None:
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
 
+def cores() -> list[int]:
+    """Return the cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
+def core_plan() -> list[int]:
+    """Return the cores to pin workers 0, 1, 2... to: every core once, from a random one.
+
+    Neither server pins, and a process whose Python threads do blocking I/O across two cores
+    collapses into a GIL hand-off convoy (an order of magnitude fewer requests a second), so
+    each serving process is pinned to one core. Worker ``i`` gets ``plan[i % len(plan)]``:
+    one server's workers are on distinct cores while they are no more than the cores. The
+    random start spreads several servers on one host (containers scaled with ``--scale``, an
+    auth and a resource server) over the cores. For an exact placement, restrict the process's
+    cores (a container's ``cpuset``, ``taskset``): only those are used.
+    """
+    available = cores()
+    start = secrets.randbelow(len(available))
+    return available[start:] + available[:start]
+
+
+def pin(core: int) -> bool:
+    """Pin the calling thread (and the threads it starts) to ``core``; False where affinity
+    cannot be set."""
+    if not hasattr(os, "sched_setaffinity"):
+        return False
+    os.sched_setaffinity(0, {core})
+    return True
+
+
+def pin_to_one_core() -> int | None:
+    """Pin this process to one core before the server starts its threads (they inherit it).
+    Returns the core, or None where affinity cannot be set."""
+    core = core_plan()[0]
+    return core if pin(core) else None
+
+
+class Waitress:
+    """A waitress server in this process that stops gracefully, through waitress's public API.
+
+    ``waitress.serve`` stops its loop when SIGTERM or Ctrl-C raises in it, and an answer a
+    thread finishes afterwards is never sent. Here the loop is waitress's own, over a socket
+    map this object gives ``create_server``, and a stop:
+
+    1. closes the listening socket: new connections are refused;
+    2. lets waitress's threads finish the requests they run (``task_dispatcher.shutdown``),
+       for at most ``grace`` seconds; a second signal ends the wait;
+    3. sends what those answers left unsent (the connections still ``writable()``), within the
+       same grace, then closes every connection, idle keep-alive ones included.
+    """
+
+    def __init__(self, app: WSGIApp, **options: Any) -> None:
+        self.map: dict[int, Any] = {}
+        # poll(), not select(): a socket closed between two polls is skipped, not an error.
+        self.server = create_server(
+            app, map=self.map, asyncore_use_poll=True, **{**WAITRESS_OPTIONS, **options}
+        )
+        self.listeners: list[Any] = [d for d in self.map.values() if isinstance(d, BaseWSGIServer)]
+        self.stopping = False
+
+    @property
+    def port(self) -> int:
+        """Return the port it listens on (the first, when it listens on several)."""
+        return int(self.listeners[0].effective_port)
+
+    def stop(self) -> None:
+        """Ask the loop to stop, from any thread: it wakes at once."""
+        self.stopping = True
+        self.listeners[0].pull_trigger()
+
+    def serve(self, grace: float) -> bool:
+        """Serve until ``stop()`` or a signal raising in the loop, then drain; True when every
+        request in flight was answered within ``grace`` seconds."""
+        adj = self.server.adj
+        try:
+            while self.map and not self.stopping:
+                wasyncore.loop(adj.asyncore_loop_timeout, True, self.map, count=1)
+        except (SystemExit, KeyboardInterrupt):
+            pass
+        deadline = time.monotonic() + grace
+        try:
+            for listener in self.listeners:
+                # Not listener.close(): that closes its trigger too, which the threads still
+                # pull when they finish an answer.
+                wasyncore.dispatcher.close(listener)
+            self.server.task_dispatcher.shutdown(cancel_pending=True, timeout=math.ceil(grace))
+            finished = time.monotonic() < deadline
+            while time.monotonic() < deadline and any(c.writable() for c in self.map.values()):
+                wasyncore.loop(0.05, True, self.map, count=1)
+            if not finished:
+                log.warning("stopping with requests unfinished after %s s", grace)
+            return finished
+        finally:
+            wasyncore.close_all(self.map, ignore_all=True)
+
+
 def run_waitress(
     app: WSGIApp, host: str, port: int, *, threads: int = 4, grace: float = 10.0, **kw: Any
 ) -> None:
-    """Serve ``app`` with waitress until SIGTERM or Ctrl-C, then stop gracefully."""
-    from common.graceful import build_server, serve_until_stopped
-
+    """Serve ``app`` with waitress in this process until SIGTERM or Ctrl-C, then stop
+    gracefully (``Waitress``); a second signal stops at once."""
     quiet_waitress_logs()
-    server = build_server(app, host=host, port=port, threads=threads, **{**WAITRESS_OPTIONS, **kw})
-    serve_until_stopped(server, grace=grace)
+    server = Waitress(app, host=host, port=port, threads=threads, **kw)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _exit_on_signal)
+    server.serve(grace)
+
+
+def _exit_on_signal(_signum: int, _frame: Any) -> None:
+    raise SystemExit(0)

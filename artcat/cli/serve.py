@@ -1,9 +1,13 @@
-"""The ``artcat serve`` command: both services, or one, on one port."""
+"""The ``artcat serve`` command: both services, or one, on one port.
+
+granian runs the processes (its workers, their respawn, the graceful stop); what it cannot do
+is done here before it forks them: migrate and load the demo once (``first_start``), and start
+the embedded Redis the workers share. waitress, in development, serves in this process.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 
 import click
 
@@ -11,9 +15,8 @@ from artcat.launch import build_wsgi, first_start, print_banner, wants_demo
 from common.granian_serve import run_granian
 from common.logs import configure_logging
 from common.redis_store import connect_redis
-from common.serve import proxy_options, run_waitress
+from common.serve import pin_to_one_core, proxy_options, run_waitress
 from common.settings import AuthSettings, ResourceSettings, SettingsError, settings_names
-from common.workers import pin_to_one_core, serve_workers
 
 
 @click.command()
@@ -26,8 +29,8 @@ from common.workers import pin_to_one_core, serve_workers
     default=1,
     show_default=True,
     type=click.IntRange(1, 64),
-    help="Processes sharing the port, each pinned to one core (one per core is the rule). "
-    "One process is pinned too: its threads on several cores would convoy on the GIL.",
+    help="granian's worker processes sharing the port, each pinned to one core (one per core "
+    "is the rule). More than one needs granian, which WSGI_SERVER=auto then picks.",
 )
 @click.option(
     "--server",
@@ -62,6 +65,13 @@ def serve(
             resource_settings = replace(resource_settings, wsgi_server=server)
     except SettingsError as ex:  # said plainly, without a traceback
         raise click.ClickException(str(ex)) from None
+    chosen = resource_settings.server
+    if chosen == "waitress" and workers > 1:
+        if resource_settings.wsgi_server == "waitress":
+            raise click.ClickException(
+                "waitress serves one process: --workers needs granian (--server granian)"
+            )
+        chosen = "granian"  # auto: waitress only for one process in development
     configure_logging(resource_settings.log_level, access=resource_settings.access_log)
     demo = first_start(
         auth_settings, load_demo_data=wants_demo(service, auth_settings, no_demo=no_demo)
@@ -69,8 +79,7 @@ def serve(
     url = resource_settings.public_url or f"http://{host}:{port}"
     grace = resource_settings.shutdown_grace
     proxy = proxy_options(resource_settings)
-    chosen = resource_settings.server
-    if chosen == "waitress" and workers == 1:
+    if chosen == "waitress":
         app = build_wsgi(service, auth_settings, resource_settings)  # an embedded Redis: unpinned
         print_banner(service, url, demo)
         pin_to_one_core()  # before waitress starts its threads, which inherit the affinity
@@ -78,19 +87,15 @@ def serve(
         return
     if resource_settings.embedded_redis:
         connect_redis(resource_settings)  # the parent owns the embedded server; workers reuse it
-    print_banner(f"{service} ({chosen}, {workers} worker{'s' if workers > 1 else ''})", url, demo)
-    # Worker processes, forked and supervised: granian's, or waitress's (common.workers).
-    run = (
-        partial(run_granian, proxy=proxy, settings_names=settings_names())
-        if chosen == "granian"
-        else partial(serve_workers, options=proxy)
-    )
-    run(
-        lambda: build_wsgi(service, auth_settings, resource_settings),
+    print_banner(f"{service} (granian, {workers} worker{'s' if workers > 1 else ''})", url, demo)
+    run_granian(
+        lambda: build_wsgi(service, auth_settings, resource_settings),  # in each worker
         host,
         port,
         workers=workers,
         threads=threads,
         grace=grace,
         metrics_dir=resource_settings.metrics_dir,
+        proxy=proxy,
+        settings_names=settings_names(),
     )

@@ -6,7 +6,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -16,13 +16,11 @@ import requests
 from redis import Redis
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
-from waitress.server import create_server
 
 from auth_server.app import create_app as create_auth
 from common.catalog_version import bump_catalog_version
-from common.graceful import Stop, serve_until_stopped
 from common.observability import METRICS_PATH
-from common.serve import WAITRESS_OPTIONS, PathDispatcher, quiet_waitress_logs
+from common.serve import PathDispatcher, Waitress, quiet_waitress_logs
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
@@ -47,7 +45,7 @@ class LiveServer:
     url: str
     server: Any
     thread: threading.Thread
-    stopping: Stop
+    stopping: Callable[[], None]
 
     def stop(self) -> None:
         """Stop serving (the loop notices within a poll) and wait for the thread."""
@@ -57,25 +55,20 @@ class LiveServer:
             raise RuntimeError(f"the server at {self.url} did not stop within 10 s")
 
 
-def _serve(server: Any, stopping: Stop) -> None:
-    """Run the server loop until ``stopping`` is called, then drain briefly and close."""
-    serve_until_stopped(server, grace=2.0, stop=stopping)
-
-
 def start_server(app: Any, *, deadline: float = 10.0, **options: Any) -> LiveServer:
     """Start ``app`` on a free loopback port and wait (up to a deadline) until it accepts.
 
     ``options`` are more waitress options (``common.serve.proxy_options``, say)."""
     quiet_waitress_logs()
-    server = create_server(
+    waitress = Waitress(
         app,
         host="127.0.0.1",
         port=0,
-        **{"threads": 4, "clear_untrusted_proxy_headers": True, **WAITRESS_OPTIONS, **options},
+        **{"threads": 4, "clear_untrusted_proxy_headers": True, **options},
     )
-    port = server.effective_port
-    stopping = Stop()
-    thread = threading.Thread(target=_serve, args=(server, stopping), daemon=True)
+    port = waitress.port
+    # Stopped, it drains briefly and closes.
+    thread = threading.Thread(target=waitress.serve, args=(2.0,), daemon=True)
     thread.start()
     end = time.monotonic() + deadline
     while True:
@@ -86,7 +79,7 @@ def start_server(app: Any, *, deadline: float = 10.0, **options: Any) -> LiveSer
             if time.monotonic() > end:
                 raise RuntimeError(f"server on port {port} did not start in {deadline}s") from None
             time.sleep(0.02)
-    return LiveServer(f"http://127.0.0.1:{port}", server, thread, stopping)
+    return LiveServer(f"http://127.0.0.1:{port}", waitress.server, thread, waitress.stop)
 
 
 def _fields(settings: Settings) -> dict[str, Any]:

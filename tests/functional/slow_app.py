@@ -1,4 +1,4 @@
-"""A small WSGI app served by the project's runners, for the graceful shutdown tests.
+"""A small WSGI app served by ``artcat serve``'s runners, for the graceful shutdown tests.
 
     python -m tests.functional.slow_app PORT WORKDIR [--workers N] [--grace SECONDS]
         [--server waitress|granian]
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from common.granian_serve import run_granian
 from common.logs import configure_logging
 from common.observability import ROUTE_KEY, Observer
 from common.serve import WSGIApp, run_waitress
-from common.workers import serve_workers
 
 BODY = b"x" * 200_000 + b"end"
 
@@ -64,21 +62,17 @@ def main() -> None:
     parser.add_argument("--server", choices=["waitress", "granian"], default="waitress")
     args = parser.parse_args()
     configure_logging("INFO")
-    if args.server == "waitress" and args.workers == 1:
+    if args.server == "waitress":  # one process: waitress serves no other
         run_waitress(build_app(args.workdir), "127.0.0.1", args.port, grace=args.grace)
         return
-    run = (
-        partial(run_granian, settings_names=("SLOW_APP_SECRET",))
-        if args.server == "granian"
-        else serve_workers
-    )
-    run(
+    run_granian(
         lambda: build_app(args.workdir),
         "127.0.0.1",
         args.port,
         workers=args.workers,
         threads=4,
         grace=args.grace,
+        settings_names=("SLOW_APP_SECRET",),
     )
 
 

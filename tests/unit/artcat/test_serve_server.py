@@ -1,5 +1,5 @@
 """``artcat serve``: waitress in development, granian on staging and in production, unless
-told (WSGI_SERVER or ``--server``)."""
+told (WSGI_SERVER or ``--server``); more than one worker is granian's."""
 
 from __future__ import annotations
 
@@ -31,9 +31,6 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
     monkeypatch.setattr(
         serve_module, "run_granian", lambda build, host, port, **kw: calls.append(("granian", kw))
     )
-    monkeypatch.setattr(
-        serve_module, "serve_workers", lambda *a, **kw: calls.append(("waitress", kw))
-    )
     return calls
 
 
@@ -48,7 +45,9 @@ def served(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
         ({}, ["--server", "granian"], "granian"),
         ({**PRODUCTION, "WSGI_SERVER": "granian"}, ["--server", "waitress"], "waitress"),
         (PRODUCTION, ["--workers", "2"], "granian"),
-        ({}, ["--workers", "2"], "waitress"),
+        # waitress serves one process: more workers are granian's, unless waitress is asked for.
+        ({}, ["--workers", "2"], "granian"),
+        ({"WSGI_SERVER": "auto"}, ["--workers", "3"], "granian"),
     ],
 )
 def test_the_server_served(
@@ -91,4 +90,21 @@ def test_an_unknown_server_is_refused_plainly(
         env={"INSTANCE_DIR": str(tmp_path), "WSGI_SERVER": "gunicorn"},
     )
     assert result.exit_code == 1 and "WSGI_SERVER must be one of" in result.output
+    assert "Traceback" not in result.output and served == []
+
+
+@pytest.mark.parametrize(
+    ("env", "args"),
+    [
+        ({"WSGI_SERVER": "waitress"}, ["--workers", "2"]),
+        ({}, ["--server", "waitress", "--workers", "2"]),
+    ],
+)
+def test_waitress_with_workers_is_refused_plainly(
+    served: list[tuple[str, dict[str, Any]]], tmp_path: Path, env: dict[str, str], args: list[str]
+) -> None:
+    result = CliRunner().invoke(
+        main, ["serve", "resource", "--no-demo", *args], env={"INSTANCE_DIR": str(tmp_path), **env}
+    )
+    assert result.exit_code == 1 and "--workers needs granian" in result.output
     assert "Traceback" not in result.output and served == []

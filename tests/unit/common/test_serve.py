@@ -1,10 +1,10 @@
+import socket
 import threading
 from typing import Any
 
-from waitress import wasyncore
+import pytest
 
-from common.graceful import build_server, serve_until_stopped, socket_map
-from common.serve import PathDispatcher, is_auth_path
+from common.serve import PathDispatcher, Waitress, is_auth_path
 
 
 def test_auth_paths() -> None:
@@ -30,14 +30,21 @@ def test_dispatcher_sends_requests_by_path() -> None:
     assert d({"PATH_INFO": "/api/artworks"}, None) == [b"resource"]
 
 
-def test_the_serve_loop_ends_when_its_sockets_are_gone() -> None:
-    """A loop whose socket map was emptied (its sockets closed elsewhere) returns instead of
-    spinning on an empty poll."""
-    server = build_server(lambda environ, start_response: [b""], host="127.0.0.1", port=0)
-    wasyncore.close_all(socket_map(server))
+def test_a_stopped_waitress_refuses_connections_and_returns() -> None:
+    """``stop()`` from another thread wakes the loop at once; nothing was in flight, so the
+    stop is clean, and the port no longer accepts."""
+    server = Waitress(lambda environ, start_response: [b""], host="127.0.0.1", port=0)
+    port = server.port
     done = threading.Event()
+    result: list[bool] = []
     thread = threading.Thread(
-        target=lambda: (serve_until_stopped(server, grace=0.1), done.set()), daemon=True
+        target=lambda: (result.append(server.serve(grace=5)), done.set()), daemon=True
     )
     thread.start()
-    assert done.wait(5), "the loop kept polling an empty map"
+    with socket.create_connection(("127.0.0.1", port), timeout=5):
+        pass
+    server.stop()
+    assert done.wait(5), "the loop did not stop"
+    assert result == [True]
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5)
