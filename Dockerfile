@@ -15,4 +15,7 @@ USER artcat
 WORKDIR /tmp
 ENV INSTANCE_DIR=/tmp/instance PYTHONUNBUFFERED=1
 EXPOSE 8000
+# artcat serve is the container's first process: SIGTERM reaches granian, which stops its
+# workers gracefully (SHUTDOWN_GRACE). ENVIRONMENT=production (compose.yaml) picks granian.
+STOPSIGNAL SIGTERM
 CMD ["artcat", "serve", "resource", "--host", "0.0.0.0", "--port", "8000"]
