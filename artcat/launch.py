@@ -24,7 +24,11 @@ def wants_demo(service: str, settings: AuthSettings, *, no_demo: bool) -> bool:
 
 
 def first_start(settings: AuthSettings, *, load_demo_data: bool) -> object | None:
-    """Migrate the database and, when asked, load the demo data if it is not there yet."""
+    """Migrate the database and, when asked, load the demo data if it is not there yet.
+
+    Once, in the ``artcat serve`` process, before granian forks its workers: neither server
+    has a hook that runs once for all of them, and every worker expects the schema in place.
+    """
     upgrade(settings)
     if not load_demo_data:
         return None
@@ -43,7 +47,11 @@ def first_start(settings: AuthSettings, *, load_demo_data: bool) -> object | Non
 def build_wsgi(
     service: str, auth_settings: AuthSettings, resource_settings: ResourceSettings
 ) -> WSGIApp:
-    """Build the WSGI app of one service, or of both behind the path dispatcher."""
+    """Build the WSGI app of one service, or of both behind the path dispatcher.
+
+    Under granian each worker calls it as it loads, so each opens its own connections to the
+    stores after the fork (none is shared across it).
+    """
     stores = Stores.connect(resource_settings)
     if service == "auth":
         return create_auth(auth_settings, stores)

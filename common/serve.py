@@ -171,7 +171,9 @@ class Waitress:
                 wasyncore.dispatcher.close(listener)
             self.server.task_dispatcher.shutdown(cancel_pending=True, timeout=math.ceil(grace))
             finished = time.monotonic() < deadline
-            while time.monotonic() < deadline and any(c.writable() for c in self.map.values()):
+            while time.monotonic() < deadline and any(
+                c.writable() for c in list(self.map.values())
+            ):
                 wasyncore.loop(0.05, True, self.map, count=1)
             if not finished:
                 log.warning("stopping with requests unfinished after %s s", grace)

@@ -61,6 +61,8 @@ def main() -> None:
     parser.add_argument("--grace", type=float, default=30.0)
     parser.add_argument("--server", choices=["waitress", "granian"], default="waitress")
     args = parser.parse_args()
+    if args.server == "waitress" and args.workers > 1:
+        parser.error("waitress serves one process: --workers is granian's")
     configure_logging("INFO")
     if args.server == "waitress":  # one process: waitress serves no other
         run_waitress(build_app(args.workdir), "127.0.0.1", args.port, grace=args.grace)
