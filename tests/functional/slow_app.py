@@ -1,7 +1,7 @@
 """A small WSGI app served by ``artcat serve``'s runners, for the graceful shutdown tests.
 
     python -m tests.functional.slow_app PORT WORKDIR [--workers N] [--grace SECONDS]
-        [--server waitress|granian]
+        [--server waitress|granian] [--hold-load]
 
 ``/slow?NAME`` creates ``WORKDIR/NAME.started``, then waits (at most a minute) for the test to
 create ``WORKDIR/NAME.release`` before it answers 200 with a 200 KB body ending in ``end``: a
@@ -9,6 +9,8 @@ request kept in flight for as long as the test wants, without any sleep to time.
 answers the pid of the process that served it, ``/environ`` the names in its WSGI environ
 (under granian, ``SLOW_APP_SECRET`` is a setting each worker forgets). All go through the
 observability middleware, so ``/metrics`` and the access lines are those of the real services.
+``--hold-load`` keeps each granian worker loading its app (after creating ``WORKDIR/loading``)
+until the test creates ``WORKDIR/load.release``.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--grace", type=float, default=30.0)
     parser.add_argument("--server", choices=["waitress", "granian"], default="waitress")
+    # Each granian worker holds its loading until the test creates WORKDIR/load.release.
+    parser.add_argument("--hold-load", action="store_true")
     args = parser.parse_args()
     if args.server == "waitress" and args.workers > 1:
         parser.error("waitress serves one process: --workers is granian's")
@@ -67,8 +71,17 @@ def main() -> None:
     if args.server == "waitress":  # one process: waitress serves no other
         run_waitress(build_app(args.workdir), "127.0.0.1", args.port, grace=args.grace)
         return
+
+    def load() -> WSGIApp:
+        if args.hold_load:
+            (args.workdir / "loading").touch()
+            end = time.monotonic() + 60
+            while not (args.workdir / "load.release").exists() and time.monotonic() < end:
+                time.sleep(0.01)
+        return build_app(args.workdir)
+
     run_granian(
-        lambda: build_app(args.workdir),
+        load,
         "127.0.0.1",
         args.port,
         workers=args.workers,

@@ -95,7 +95,7 @@ def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
     started: list[Served] = []
     server = request.param
 
-    def start(*args: str) -> Served:
+    def start(*args: str, wait: bool = True) -> Served:
         port = free_port()
         workdir = tmp_path / f"srv{len(started)}"
         workdir.mkdir()
@@ -130,7 +130,8 @@ def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
             except requests.RequestException:  # not listening yet, or still starting
                 return False
 
-        poll(ready, 60, "the server answers")
+        if wait:
+            poll(ready, 60, "the server answers")
         return served
 
     yield start
@@ -212,6 +213,17 @@ def test_the_grace_period_bounds_the_wait(serve: Any) -> None:
     # Said in a JSON line, as every line the services write (granian's own included).
     [line] = [line for line in served.output().splitlines() if UNFINISHED[served.server] in line]
     assert json.loads(line)["level"] == "WARNING"
+
+
+@GRANIAN_ONLY
+def test_sigterm_stops_a_worker_still_loading_its_app(serve: Any) -> None:
+    """granian installs a worker's signal handlers once its app is loaded: a stop asked before
+    must not be lost (the worker would serve on, to be killed when the grace period ends)."""
+    served = serve("--hold-load", "--grace", "60", wait=False)
+    poll((served.workdir / "loading").exists, DEADLINE, "the worker loading its app")
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=DEADLINE) == 0, served.output()
+    assert "refused to gracefully stop" not in served.output()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="--workers forks its worker processes")
