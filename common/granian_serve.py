@@ -231,10 +231,15 @@ def run_granian(
         # granian sets the worker's own signal handlers only once the app is loaded: until
         # then the worker has its parent's, and a stop asked meanwhile would be lost (the
         # worker, once serving, killed at the end of the grace period). Nothing is in flight
-        # yet, so such a stop ends the worker at once.
-        signal.signal(signal.SIGTERM, _exit_at_once)
-        signal.signal(signal.SIGINT, _exit_at_once)
-        pin(plan[claim_slot(slots) % len(plan)])  # before granian starts this worker's threads
+        # yet, so such a stop ends the worker at once; held back while the worker holds the
+        # slots' lock, which the other workers share.
+        stops = {signal.SIGTERM, signal.SIGINT}
+        signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+        slot = claim_slot(slots)
+        for signum in stops:
+            signal.signal(signum, _exit_at_once)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
+        pin(plan[slot % len(plan)])  # before granian starts this worker's threads
         metrics.REGISTRY.start_publishing(directory)
         # The final totals, as the worker exits (multiprocessing runs these finalizers).
         util.Finalize(None, metrics.REGISTRY.stop_publishing, exitpriority=10)
