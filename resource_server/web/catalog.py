@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -187,53 +188,67 @@ def bad_request(resp: falcon.Response, ex: ParamError) -> None:
     error_page(resp, falcon.HTTP_400, "This address could not be read", ex.message)
 
 
-class ListPage(PageResource):
-    """``/<kind>s``: one page of a kind, with a link to the next."""
+class KindPage(PageResource, ABC):
+    """A page of one kind: its template gets the kind, the paging and what ``context`` read.
+
+    Subclasses say what to read (``context``, in one read session); a parameter that cannot be
+    read is an HTML 400, and ``context`` returns None for an HTML 404.
+    """
+
+    template = "{}.html"
 
     def __init__(self, *args: Any, kind: Kind) -> None:
         super().__init__(*args)
         self.kind = kind
+
+    @abstractmethod
+    def context(self, session: Session, page: PageParams, key: str) -> dict[str, Any] | None:
+        """Return what the template shows, or None when there is no such public row."""
+
+    def answer(self, req: falcon.Request, resp: falcon.Response, key: str = "") -> None:
+        """Read the paging and the context, then render the kind's template."""
+        try:
+            page = self.paging(req)
+            with self.stores.reads() as session:
+                context = self.context(session, page, key)
+        except ParamError as ex:
+            bad_request(resp, ex)
+            return
+        if context is None:
+            message = f"There is no such {self.kind.name} in the catalog."
+            error_page(resp, falcon.HTTP_404, "Not found", message)
+            return
+        template = self.template.format(self.kind.name)
+        render(resp, template, kind=self.kind, paging=page, **context)
+
+
+class ListPage(KindPage):
+    """``/<kind>s``: one page of a kind, with a link to the next."""
+
+    template = "{}_list.html"
+
+    def context(self, session: Session, page: PageParams, key: str) -> dict[str, Any] | None:
+        """Return the page of rows."""
+        return {"result": self.kind.list_rows(session, page, utcnow())}
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Answer one page of the list."""
-        try:
-            page = self.paging(req)
-            with self.stores.reads() as session:
-                result = self.kind.list_rows(session, page, utcnow())
-        except ParamError as ex:
-            bad_request(resp, ex)
-            return
-        render(resp, f"{self.kind.name}_list.html", kind=self.kind, result=result, paging=page)
+        self.answer(req, resp)
 
 
-class ItemPage(PageResource):
+class ItemPage(KindPage):
     """``/<kind>/<id or slug>``: one row, its links, and a page of its artworks."""
 
-    def __init__(self, *args: Any, kind: Kind) -> None:
-        super().__init__(*args)
-        self.kind = kind
+    def context(self, session: Session, page: PageParams, key: str) -> dict[str, Any] | None:
+        """Return the row and what its page shows of its links and artworks."""
+        row = self.kind.find(session, key)
+        if row is None:
+            return None
+        return {"row": row, "key": key, **self.kind.detail(session, row, page, utcnow())}
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
         """Answer the item page (an HTML 404 when there is no such public row)."""
-        try:
-            page = self.paging(req)
-            with self.stores.reads() as session:
-                row = self.kind.find(session, key)
-                if row is None:
-                    error_page(
-                        resp,
-                        falcon.HTTP_404,
-                        "Not found",
-                        f"There is no such {self.kind.name} in the catalog.",
-                    )
-                    return
-                context = self.kind.detail(session, row, page, utcnow())
-        except ParamError as ex:
-            bad_request(resp, ex)
-            return
-        render(
-            resp, f"{self.kind.name}.html", kind=self.kind, row=row, key=key, paging=page, **context
-        )
+        self.answer(req, resp, key)
 
 
 # Which search kinds have a page here, and its path prefix.
