@@ -14,9 +14,10 @@ an engine returns a tier's best matches in id order without ranking every match.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, bindparam, text
 
@@ -119,23 +120,27 @@ def title_key(query: ParsedQuery) -> str:
     return query.key[:TITLE_KEY_CHARS]
 
 
-class SearchEngine(Protocol):
-    """What the query interface needs from a full-text engine."""
+class SearchEngine(ABC):
+    """What the query interface needs from a full-text engine, and what both engines do alike:
+    a count runs the engine's ``count_sql``, a sync runs its ``SYNC`` statements in order."""
+
+    SYNC: tuple[str, ...] = ()
 
     def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
         """Return the size of a tier's set (which holds the sets of the tiers before it),
         ``query.people`` left out, counting no further than ``cap``."""
-        ...
+        return run_count(conn, *self.count_sql(query, tier), cap)
 
+    @abstractmethod
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, Any]]:
         """Return the SQL of :meth:`count` (``:cap`` left unbound) and its values, the
         query's lists among them (``with_lists``)."""
-        ...
 
+    @abstractmethod
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches the query at all."""
-        ...
 
+    @abstractmethod
     def fetch(
         self,
         conn: Connection,
@@ -151,16 +156,16 @@ class SearchEngine(Protocol):
         ``estimate`` is the number of the tier's own matches, or an upper bound of it, for the
         engine to choose how to read them.
         """
-        ...
 
+    @abstractmethod
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return indexed words that look like ``word``, with their document counts."""
-        ...
 
     def sync(self, conn: Connection) -> None:
         """Bring the full-text index and the vocabulary up to date with the documents table."""
-        ...
+        for sql in self.SYNC:
+            conn.execute(text(sql))
 
+    @abstractmethod
     def compact(self, engine: Engine) -> None:
         """Reclaim the space of rewritten documents (after a large reindex, outside it)."""
-        ...

@@ -25,7 +25,7 @@ from common.search.plan import (
     PHRASE,
     PREFIX,
     TITLE,
-    run_count,
+    SearchEngine,
     statement,
     title_key,
     with_fields,
@@ -138,16 +138,17 @@ def _select(
     return statement(sql, bool(query.kinds), bool(query.people))
 
 
-class PostgresEngine:
+class PostgresEngine(SearchEngine):
     """Search through tsvector columns and GIN indexes."""
 
-    def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
-        """Return the size of a tier's set up to ``cap``, found on its own index (B-tree or
-        GIN): the heap is read for ``cap`` matches at most, not for every match."""
-        return run_count(conn, *self.count_sql(query, tier), cap)
+    # A sync refreshes the vocabulary and the planner's statistics (the GIN indexes keep up
+    # alone).
+    SYNC = _SYNC
 
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, object]]:
-        """Return the statement of :meth:`count` (``:cap`` unbound) and its values."""
+        """Return the statement of :meth:`count` (``:cap`` unbound) and its values: a count
+        on the tier's own index (B-tree or GIN), which reads the heap for ``cap`` matches at
+        most, not for every match."""
         sql = _sql("1", "search_documents", _MATCH[tier], query, capped_count=True)
         return sql, _params(query)
 
@@ -189,11 +190,6 @@ class PostgresEngine:
         """Return the words most similar to ``word`` by trigrams (pg_trgm)."""
         rows = conn.execute(_SIMILAR, {"w": word, "n": limit})
         return [(str(w), int(d)) for w, d in rows]
-
-    def sync(self, conn: Connection) -> None:
-        """Refresh the vocabulary and the planner's statistics (the GIN indexes keep up alone)."""
-        for sql in _SYNC:
-            conn.execute(text(sql))
 
     def compact(self, engine: Engine) -> None:
         """VACUUM the documents: dead rows otherwise stay in every GIN match until autovacuum."""
