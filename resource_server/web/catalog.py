@@ -14,13 +14,14 @@ from sqlalchemy.orm import Session
 from common.api.errors import ParamError
 from common.api.keyset import PageResult
 from common.api.paging import PageParams, parse_page_params
-from common.ids import is_id, utcnow
+from common.ids import utcnow
 from resource_server.queries import artists as artist_q
 from resource_server.queries import artworks as artwork_q
 from resource_server.queries import genes as gene_q
 from resource_server.queries import partners as partner_q
 from resource_server.queries import profiles as profile_q
 from resource_server.queries import shows as show_q
+from resource_server.queries.listing import Listing
 from resource_server.resources.base import Resource
 from resource_server.search.resource import parse_request
 from resource_server.search.service import search
@@ -57,10 +58,6 @@ class Kind:
 
 def _found(pair: tuple[Any, bool]) -> Any:
     return pair[0]
-
-
-def _artist(session: Session, key: str) -> Any:
-    return artist_q.find_artist(session, key, by_slug=not is_id(key))
 
 
 def _artwork(session: Session, key: str) -> Any:
@@ -122,16 +119,21 @@ def _shows(session: Session, page: PageParams, now: datetime) -> PageResult:
     return PageResult(rows, result.next_cursor, result.total_count)
 
 
+def _listed(name: str, title: str, listing: Listing, detail: Detailer) -> Kind:
+    """Return a kind whose list page and item lookup are its API listing's."""
+    return Kind(
+        name,
+        title,
+        lambda s, p, now: listing.page(s, {}, p),
+        lambda s, key: _found(listing.find(s, key)),
+        detail,
+    )
+
+
 KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
-        Kind(
-            "artist",
-            "Artists",
-            lambda s, p, now: artist_q.ARTISTS.page(s, {}, p),
-            _artist,
-            _artist_detail,
-        ),
+        _listed("artist", "Artists", artist_q.ARTISTS, _artist_detail),
         Kind(
             "artwork",
             "Artworks",
@@ -139,33 +141,11 @@ KINDS: dict[str, Kind] = {
             _artwork,
             _artwork_detail,
         ),
+        _listed("gene", "Genes", gene_q.GENES, _gene_detail),
+        _listed("partner", "Partners", partner_q.PARTNERS, _partner_detail),
+        _listed("profile", "Profiles", profile_q.PROFILES, _profile_detail),
         Kind(
-            "gene",
-            "Genes",
-            lambda s, p, now: gene_q.GENES.page(s, {}, p),
-            lambda s, key: _found(gene_q.GENES.find(s, key)),
-            _gene_detail,
-        ),
-        Kind(
-            "partner",
-            "Partners",
-            lambda s, p, now: partner_q.PARTNERS.page(s, {}, p),
-            lambda s, key: _found(partner_q.PARTNERS.find(s, key)),
-            _partner_detail,
-        ),
-        Kind(
-            "profile",
-            "Profiles",
-            lambda s, p, now: profile_q.PROFILES.page(s, {}, p),
-            lambda s, key: _found(profile_q.PROFILES.find(s, key)),
-            _profile_detail,
-        ),
-        Kind(
-            "show",
-            "Shows",
-            _shows,
-            lambda s, key: _found(show_q.SHOWS.find(s, key)),
-            _show_detail,
+            "show", "Shows", _shows, lambda s, key: _found(show_q.SHOWS.find(s, key)), _show_detail
         ),
     )
 }
