@@ -17,7 +17,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Engine, Row, bindparam, text
 
@@ -120,6 +120,19 @@ def title_key(query: ParsedQuery) -> str:
     return query.key[:TITLE_KEY_CHARS]
 
 
+class TierPage(NamedTuple):
+    """Which of a tier's own matches to fetch: ``limit`` of them after the first ``offset``.
+
+    ``estimate`` is the number of the tier's own matches, or an upper bound of it, for the
+    engine to choose how to read them.
+    """
+
+    tier: int
+    limit: int
+    offset: int
+    estimate: int
+
+
 class SearchEngine(ABC):
     """What the query interface needs from a full-text engine, and what both engines do alike:
     a count runs the engine's ``count_sql``, a sync runs its ``SYNC`` statements in order."""
@@ -141,21 +154,10 @@ class SearchEngine(ABC):
         """Tell whether anything matches the query at all."""
 
     @abstractmethod
-    def fetch(
-        self,
-        conn: Connection,
-        query: ParsedQuery,
-        tier: int,
-        limit: int,
-        offset: int,
-        estimate: int,
-    ) -> list[Row[Any]]:
-        """Return the tier's own matches (not in the tier before, nor ``query.people``) in id
-        order, each with its fields (``with_fields``), in one statement.
-
-        ``estimate`` is the number of the tier's own matches, or an upper bound of it, for the
-        engine to choose how to read them.
-        """
+    def fetch(self, conn: Connection, query: ParsedQuery, page: TierPage) -> list[Row[Any]]:
+        """Return a page of the tier's own matches (not in the tier before, nor
+        ``query.people``) in id order, each with its fields (``with_fields``), in one
+        statement."""
 
     @abstractmethod
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:

@@ -26,6 +26,7 @@ from common.search.plan import (
     PREFIX,
     TITLE,
     SearchEngine,
+    TierPage,
     statement,
     title_key,
     with_fields,
@@ -157,17 +158,10 @@ class PostgresEngine(SearchEngine):
         stmt = _select("1", "search_documents", _MATCH[ANY], query, "LIMIT 1")
         return bool(stmt.rows(conn, _params(query)))
 
-    def fetch(
-        self,
-        conn: Connection,
-        query: ParsedQuery,
-        tier: int,
-        limit: int,
-        offset: int,
-        estimate: int,
-    ) -> list[Row[Any]]:
+    def fetch(self, conn: Connection, query: ParsedQuery, page: TierPage) -> list[Row[Any]]:
         """Return the tier's own matches in id order with their fields: a bounded walk of the
         primary key where they should be dense, else (or when the walk gives up) a bitmap."""
+        tier, limit, offset, estimate = page
         params = {**_params(query), "n": limit, "o": offset, "scan": WALK_BUDGET}
         limits = "LIMIT :n OFFSET :o"
         if tier != EXACT and estimate > WALK_BUDGET / 2:

@@ -18,6 +18,7 @@ from common.search.plan import (
     PREFIX,
     TITLE,
     SearchEngine,
+    TierPage,
     statement,
     title_key,
     with_fields,
@@ -130,18 +131,10 @@ class SqliteEngine(SearchEngine):
             _stmt(_FETCH, query).rows(conn, with_lists(query, {"m": match, "n": 1, "o": 0}))
         )
 
-    def fetch(
-        self,
-        conn: Connection,
-        query: ParsedQuery,
-        tier: int,
-        limit: int,
-        offset: int,
-        estimate: int,
-    ) -> list[Row[Any]]:
+    def fetch(self, conn: Connection, query: ParsedQuery, page: TierPage) -> list[Row[Any]]:
         """Return the tier's own matches in id order with their fields (FTS5 needs no plan
         choice)."""
-        sql, params = self._page(query, tier, limit, offset)
+        sql, params = self._page(query, page.tier, page.limit, page.offset)
         return _stmt(with_fields(sql), query).rows(conn, with_lists(query, params))
 
     def _page(
