@@ -16,27 +16,19 @@ from typing import Any
 import falcon
 from sqlalchemy.orm import Session
 
-from common.api.errors import NotFound, ParamError
+from common.api.errors import NotFound
 from common.api.keyset import PageResult
 from common.api.paging import PageParams
 from common.api.params import single
 from common.hal import Page, Urls, link
 from common.ids import utcnow
 from resource_server.doccache import DocumentCache
-from resource_server.params import parse_filters
+from resource_server.params import parse_filters, require
 from resource_server.queries.listing import Listing
 from resource_server.representations.values import document_bytes
 from resource_server.resources.base import Resource, redirect
 from resource_server.resources.listing import caller_of
 from resource_server.routes import CollectionRoute, PlainRoute
-
-
-def require(filters: Mapping[str, Any], name: str) -> Any:
-    """Return a filter that the route cannot do without, or raise a 400 naming it."""
-    if name not in filters:
-        label = name.replace("_", " ").capitalize()
-        raise ParamError(f"{label} can't be blank.", {name: ["can't be blank"]})
-    return filters[name]
 
 
 def render_page(
