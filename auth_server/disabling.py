@@ -44,14 +44,8 @@ def set_user_enabled(stores: Stores, email: str, *, enabled: bool) -> Change:
             raise NotFound(f"no user with email {email}")
         was_enabled, user_id = bool(user.enabled), user.id
         expired = _apply_to_user(session, tokens, user, enabled)
-    tokens.tombstone(expired)  # after the commit: a read-through now finds the rows expired
-    audit(
-        "user.enabled" if enabled else "user.disabled",
-        user_id=user_id,
-        tokens_expired=len(expired),
-        via="cli",
-    )
-    return Change(email, enabled, was_enabled, len(expired))
+    change = Change(email, enabled, was_enabled, len(expired))
+    return _settle(tokens, expired, change, "user", user_id=user_id)
 
 
 def _apply_to_user(session: Session, tokens: TokenStore, user: User, enabled: bool) -> list[Token]:
@@ -72,11 +66,16 @@ def set_application_enabled(stores: Stores, client_id: str, *, enabled: bool) ->
         was_enabled, app_id = bool(app.enabled), app.id
         app.enabled = enabled
         expired = [] if enabled else revoke_all(session, tokens, application_id=app.id)
+    change = Change(client_id, enabled, was_enabled, len(expired))
+    return _settle(tokens, expired, change, "application", application_id=app_id)
+
+
+def _settle(
+    tokens: TokenStore, expired: list[Token], change: Change, kind: str, **ids: str
+) -> Change:
+    """After the commit, tombstone the expired tokens (a read-through now finds the rows
+    expired), and audit the change of the ``kind`` ("user" or "application") ``ids`` name."""
     tokens.tombstone(expired)
-    audit(
-        "application.enabled" if enabled else "application.disabled",
-        application_id=app_id,
-        tokens_expired=len(expired),
-        via="cli",
-    )
-    return Change(client_id, enabled, was_enabled, len(expired))
+    state = "enabled" if change.enabled else "disabled"
+    audit(f"{kind}.{state}", **ids, tokens_expired=change.tokens_expired, via="cli")
+    return change

@@ -34,6 +34,18 @@ class _StrongPassword:
             raise ValidationError(problem)
 
 
+def _chosen_password(label: str) -> PasswordField:
+    """Return the field of a password the user chooses (held to the password rule)."""
+    return PasswordField(label, [DataRequired("Choose a password."), _StrongPassword()])
+
+
+def _typed_again(label: str, of: str = "password") -> PasswordField:
+    """Return the field that repeats the chosen password ``of``."""
+    return PasswordField(
+        label, [DataRequired("Type the password again."), EqualTo(of, "The passwords differ.")]
+    )
+
+
 def _printable(form: Any, field: Any) -> None:
     """Refuse control characters (PostgreSQL text cannot even hold a NUL)."""
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in field.data or ""):
@@ -81,7 +93,7 @@ class SignUpForm(FlaskForm):
             _deliverable,
         ],
     )
-    password = PasswordField("Password", [DataRequired("Choose a password."), _StrongPassword()])
+    password = _chosen_password("Password")
     next = HiddenField()
     submit = SubmitField("Create account")
 
@@ -99,13 +111,8 @@ class ForgotPasswordForm(FlaskForm):
 class ResetPasswordForm(FlaskForm):
     """A new password, typed twice."""
 
-    password = PasswordField(
-        "New password", [DataRequired("Choose a password."), _StrongPassword()]
-    )
-    confirm = PasswordField(
-        "New password again",
-        [DataRequired("Type the password again."), EqualTo("password", "The passwords differ.")],
-    )
+    password = _chosen_password("New password")
+    confirm = _typed_again("New password again")
     submit = SubmitField("Set password")
 
 
@@ -118,13 +125,7 @@ class ChangePasswordForm(FlaskForm):
     new_password = PasswordField(
         "New password", [DataRequired("Choose a password."), Length(max=PASSWORD_MAX)]
     )
-    confirm = PasswordField(
-        "New password again",
-        [
-            DataRequired("Type the password again."),
-            EqualTo("new_password", "The passwords differ."),
-        ],
-    )
+    confirm = _typed_again("New password again", "new_password")
     submit = SubmitField("Change password")
 
 
@@ -133,13 +134,8 @@ class ConfirmEmailForm(FlaskForm):
     password the owner of the address chooses there (typed twice)."""
 
     token = HiddenField()
-    password = PasswordField(
-        "Choose a password", [DataRequired("Choose a password."), _StrongPassword()]
-    )
-    confirm = PasswordField(
-        "Password again",
-        [DataRequired("Type the password again."), EqualTo("password", "The passwords differ.")],
-    )
+    password = _chosen_password("Choose a password")
+    confirm = _typed_again("Password again")
     submit = SubmitField("Confirm and sign in")
 
 

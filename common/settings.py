@@ -10,7 +10,7 @@ import ipaddress
 import logging
 import os
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -111,13 +111,9 @@ class Settings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_dir", Path(self.instance_dir))
-        object.__setattr__(self, "environment", self.environment.strip().lower())
-        if self.environment not in ENVIRONMENTS:
-            raise SettingsError(f"ENVIRONMENT must be one of {', '.join(ENVIRONMENTS)}")
+        choose(self, "environment", ENVIRONMENTS)
         check_public_url(self.public_url, self.environment)
-        object.__setattr__(self, "wsgi_server", self.wsgi_server.strip().lower())
-        if self.wsgi_server not in WSGI_SERVERS:
-            raise SettingsError(f"WSGI_SERVER must be one of {', '.join(WSGI_SERVERS)}")
+        choose(self, "wsgi_server", WSGI_SERVERS)
         parse_networks(self.metrics_allow, "METRICS_ALLOW")  # refused at start, not at a scrape
 
     @property
@@ -244,9 +240,7 @@ class AuthSettings(Settings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "url_credentials", self.url_credentials.strip().lower())
-        if self.url_credentials not in URL_CREDENTIALS:
-            raise SettingsError(f"URL_CREDENTIALS must be one of {', '.join(URL_CREDENTIALS)}")
+        choose(self, "url_credentials", URL_CREDENTIALS)
         check_rates(
             self,
             "login_attempts_per_account",
@@ -297,6 +291,15 @@ class ResourceSettings(Settings):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_rates(self, "rate_limit", "page_rate_limit")
+
+
+def choose(settings: Settings, name: str, choices: Sequence[str]) -> None:
+    """Set a setting that takes one of ``choices`` to its normal form (trimmed, lower case), or
+    refuse it naming them."""
+    value = getattr(settings, name).strip().lower()
+    if value not in choices:
+        raise SettingsError(f"{name.upper()} must be one of {', '.join(choices)}")
+    object.__setattr__(settings, name, value)
 
 
 def check_rates(settings: Settings, *names: str) -> None:

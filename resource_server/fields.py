@@ -156,17 +156,11 @@ class FieldErrors:
         return value
 
 
-def required_ids(params: Mapping[str, Any], *names: str) -> dict[str, str]:
-    """Return required id query parameters, raising one ParamError for missing or bad ones."""
+def query_ids(req: falcon.Request, *names: str, required: bool = False) -> dict[str, str]:
+    """Return the id query parameters present (``required``: all of them), raising one
+    ParamError for the missing or malformed ones."""
+    params = query_fields(req)
     errors = FieldErrors()
-    values = {name: errors.ident(params, name, required=True) for name in names}
-    errors.raise_if_any()
-    return {name: value for name, value in values.items() if value is not None}
-
-
-def optional_ids(params: Mapping[str, Any], *names: str) -> dict[str, str]:
-    """Return the id query parameters present, raising one ParamError for malformed ones."""
-    errors = FieldErrors()
-    values = {name: errors.ident(params, name) for name in names}
+    values = {name: errors.ident(params, name, required=required) for name in names}
     errors.raise_if_any()
     return {name: value for name, value in values.items() if value is not None}

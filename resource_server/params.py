@@ -57,3 +57,11 @@ def parse_filters(params: Mapping[str, Any], declared: Sequence[Param]) -> dict[
             continue
         values[p.name] = p.parse(raw)
     return values
+
+
+def require(filters: Mapping[str, Any], name: str) -> Any:
+    """Return a filter that the route cannot do without, or raise a 400 naming it."""
+    if name not in filters:
+        label = name.replace("_", " ").capitalize()
+        raise ParamError(f"{label} can't be blank.", {name: ["can't be blank"]})
+    return filters[name]

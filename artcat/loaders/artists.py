@@ -44,6 +44,7 @@ from sqlalchemy import Connection, Table, delete, exists, insert, select, update
 from artcat.loaders.slugs import SlugRegistry
 from common.bulk import IN_CHUNK, Row, chunks
 from common.ids import stable_id
+from common.models import ARTIST_DESCRIPTION
 from common.models.catalog import Artist, ArtistGene, ArtistSource, ArtworkArtist
 
 ARTIST_SOURCES = cast(Table, ArtistSource.__table__)
@@ -54,18 +55,7 @@ _GENES = cast(Table, ArtistGene.__table__)
 # Lower rank wins a disagreement; identifiers-only sources (Wikidata, ULAN) describe nothing.
 SOURCE_RANK = {"tate": 0, "cmoa": 1, "moma": 2}
 # Artist columns a source describes (merged by rank); the rest belong to the catalog.
-DESCRIBED = (
-    "name",
-    "sortable_name",
-    "gender",
-    "biography",
-    "birthday",
-    "deathday",
-    "hometown",
-    "location",
-    "nationality",
-    "birth_year",
-)
+DESCRIBED = (*ARTIST_DESCRIPTION, "birth_year")
 TITLES = frozenset(
     {"sir", "dame", "bt", "bart", "ra", "pra", "hon", "the", "rev", "revd", "prof", "dr"}
     | {"obe", "cbe", "mbe", "kbe", "dbe", "om", "ch", "rws", "ara"}

@@ -160,21 +160,16 @@ class _TateRun(MuseumRun):
         if birth_year is None:
             birth_year = parse_year(record.get("birthYear"))
         death_year = parse_year((death.get("time") or {}).get("startYear"))
-        # The key comes from "mda", the name both the JSON and the CSV give.
-        key_name = as_text(record.get("mda")) or name
-        artist_id = self.resolver.artist_id(tate_id, key_name, birth_year, death_year)
-        row = self.artist(
-            artist_id,
-            self.artist_slug(artist_id, name),
+        row = self._person(
+            record,
             name,
-            sortable_name=record.get("mda"),
-            gender=record.get("gender"),
-            birth_year=birth_year,
-            death_year=death_year,
+            birth_year,
+            death_year,
             hometown=birth_place,
             location=_name(death.get("place")) or (_name(active[0]) if active else None),
             nationality=nationality_from_place(birth_place),
         )
+        artist_id = row["id"]
         self.resolver.describe(tate_id, row)
         movements = [m.get("name") for m in record.get("movements") or []]
         gene_ids = {self.genes.gene_id("movement", name) for name in movements}
@@ -281,9 +276,8 @@ class _TateRun(MuseumRun):
             or as_text(contributor.get("mda"))
             or f"Tate artist {contributor['id']}"
         )
-        birth_year = parse_year(contributor.get("birthYear"))
-        key_name = as_text(contributor.get("mda")) or name
-        artist_id = self.resolver.artist_id(contributor["id"], key_name, birth_year, None)
+        stub = self._person(contributor, name, parse_year(contributor.get("birthYear")))
+        artist_id = stub["id"]
         self.known_artists.add(str(contributor["id"]))
         self.report.warn(
             file,
@@ -291,16 +285,32 @@ class _TateRun(MuseumRun):
             f"contributor {contributor['id']} ({name}) is not in the artists file: "
             "created a minimal artist from the contribution",
         )
-        stub = self.batch.stub_artists[artist_id] = self.artist(
+        self.batch.stub_artists[artist_id] = stub
+        self.resolver.describe(contributor["id"], stub, stub=True)
+        return artist_id
+
+    def _person(
+        self,
+        person: dict[str, Any],
+        name: str,
+        birth_year: int | None,
+        death_year: int | None = None,
+        **fields: Any,
+    ) -> Row:
+        """Return the artists row of a Tate person (an artist record, or a contributor missing
+        from the artists file), keyed by "mda", the name both the JSON and the CSV give."""
+        key_name = as_text(person.get("mda")) or name
+        artist_id = self.resolver.artist_id(person["id"], key_name, birth_year, death_year)
+        return self.artist(
             artist_id,
             self.artist_slug(artist_id, name),
             name,
-            sortable_name=contributor.get("mda"),
-            gender=contributor.get("gender"),
+            sortable_name=person.get("mda"),
+            gender=person.get("gender"),
             birth_year=birth_year,
+            death_year=death_year,
+            **fields,
         )
-        self.resolver.describe(contributor["id"], stub, stub=True)
-        return artist_id
 
     def _gene_ids(self, record: dict[str, Any]) -> list[str]:
         """Return the ids of the record's movements and level 0/1 subjects, in first-seen order."""

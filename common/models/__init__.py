@@ -12,6 +12,7 @@ from common.models.accounts import (
 )
 from common.models.base import Base
 from common.models.catalog import (
+    ARTIST_DESCRIPTION,
     Artist,
     ArtistGene,
     ArtistSource,
@@ -28,6 +29,7 @@ from common.models.catalog import (
 from common.models.events import Bidder, Fair, Sale, SaleArtwork, Show, ShowArtwork
 
 __all__ = [
+    "ARTIST_DESCRIPTION",
     "Application",
     "Artist",
     "ArtistGene",

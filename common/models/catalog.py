@@ -67,6 +67,21 @@ def user_profile(user_id: str, profile_id: str) -> Profile:
     )
 
 
+# The columns that describe an artist: what a museum's record says of one, and what the artist's
+# document shows (the other columns are the catalog's own: ids, slugs, counts, images).
+ARTIST_DESCRIPTION = (
+    "name",
+    "sortable_name",
+    "gender",
+    "biography",
+    "birthday",
+    "deathday",
+    "hometown",
+    "location",
+    "nationality",
+)
+
+
 class Artist(Timestamps, ImageFields, Base):
     """An artist."""
 

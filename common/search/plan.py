@@ -14,9 +14,10 @@ an engine returns a tier's best matches in id order without ranking every match.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Engine, Row, bindparam, text
 
@@ -119,48 +120,54 @@ def title_key(query: ParsedQuery) -> str:
     return query.key[:TITLE_KEY_CHARS]
 
 
-class SearchEngine(Protocol):
-    """What the query interface needs from a full-text engine."""
+class TierPage(NamedTuple):
+    """Which of a tier's own matches to fetch: ``limit`` of them after the first ``offset``.
+
+    ``estimate`` is the number of the tier's own matches, or an upper bound of it, for the
+    engine to choose how to read them.
+    """
+
+    tier: int
+    limit: int
+    offset: int
+    estimate: int
+
+
+class SearchEngine(ABC):
+    """What the query interface needs from a full-text engine, and what both engines do alike:
+    a count runs the engine's ``count_sql``, a sync runs its ``SYNC`` statements in order."""
+
+    SYNC: tuple[str, ...] = ()
 
     def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
         """Return the size of a tier's set (which holds the sets of the tiers before it),
         ``query.people`` left out, counting no further than ``cap``."""
-        ...
+        return run_count(conn, *self.count_sql(query, tier), cap)
 
+    @abstractmethod
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, Any]]:
         """Return the SQL of :meth:`count` (``:cap`` left unbound) and its values, the
         query's lists among them (``with_lists``)."""
-        ...
 
+    @abstractmethod
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches the query at all."""
-        ...
 
-    def fetch(
-        self,
-        conn: Connection,
-        query: ParsedQuery,
-        tier: int,
-        limit: int,
-        offset: int,
-        estimate: int,
-    ) -> list[Row[Any]]:
-        """Return the tier's own matches (not in the tier before, nor ``query.people``) in id
-        order, each with its fields (``with_fields``), in one statement.
+    @abstractmethod
+    def fetch(self, conn: Connection, query: ParsedQuery, page: TierPage) -> list[Row[Any]]:
+        """Return a page of the tier's own matches (not in the tier before, nor
+        ``query.people``) in id order, each with its fields (``with_fields``), in one
+        statement."""
 
-        ``estimate`` is the number of the tier's own matches, or an upper bound of it, for the
-        engine to choose how to read them.
-        """
-        ...
-
+    @abstractmethod
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:
         """Return indexed words that look like ``word``, with their document counts."""
-        ...
 
     def sync(self, conn: Connection) -> None:
         """Bring the full-text index and the vocabulary up to date with the documents table."""
-        ...
+        for sql in self.SYNC:
+            conn.execute(text(sql))
 
+    @abstractmethod
     def compact(self, engine: Engine) -> None:
         """Reclaim the space of rewritten documents (after a large reindex, outside it)."""
-        ...

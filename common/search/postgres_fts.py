@@ -25,7 +25,8 @@ from common.search.plan import (
     PHRASE,
     PREFIX,
     TITLE,
-    run_count,
+    SearchEngine,
+    TierPage,
     statement,
     title_key,
     with_fields,
@@ -138,16 +139,17 @@ def _select(
     return statement(sql, bool(query.kinds), bool(query.people))
 
 
-class PostgresEngine:
+class PostgresEngine(SearchEngine):
     """Search through tsvector columns and GIN indexes."""
 
-    def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
-        """Return the size of a tier's set up to ``cap``, found on its own index (B-tree or
-        GIN): the heap is read for ``cap`` matches at most, not for every match."""
-        return run_count(conn, *self.count_sql(query, tier), cap)
+    # A sync refreshes the vocabulary and the planner's statistics (the GIN indexes keep up
+    # alone).
+    SYNC = _SYNC
 
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, object]]:
-        """Return the statement of :meth:`count` (``:cap`` unbound) and its values."""
+        """Return the statement of :meth:`count` (``:cap`` unbound) and its values: a count
+        on the tier's own index (B-tree or GIN), which reads the heap for ``cap`` matches at
+        most, not for every match."""
         sql = _sql("1", "search_documents", _MATCH[tier], query, capped_count=True)
         return sql, _params(query)
 
@@ -156,17 +158,10 @@ class PostgresEngine:
         stmt = _select("1", "search_documents", _MATCH[ANY], query, "LIMIT 1")
         return bool(stmt.rows(conn, _params(query)))
 
-    def fetch(
-        self,
-        conn: Connection,
-        query: ParsedQuery,
-        tier: int,
-        limit: int,
-        offset: int,
-        estimate: int,
-    ) -> list[Row[Any]]:
+    def fetch(self, conn: Connection, query: ParsedQuery, page: TierPage) -> list[Row[Any]]:
         """Return the tier's own matches in id order with their fields: a bounded walk of the
         primary key where they should be dense, else (or when the walk gives up) a bitmap."""
+        tier, limit, offset, estimate = page
         params = {**_params(query), "n": limit, "o": offset, "scan": WALK_BUDGET}
         limits = "LIMIT :n OFFSET :o"
         if tier != EXACT and estimate > WALK_BUDGET / 2:
@@ -189,11 +184,6 @@ class PostgresEngine:
         """Return the words most similar to ``word`` by trigrams (pg_trgm)."""
         rows = conn.execute(_SIMILAR, {"w": word, "n": limit})
         return [(str(w), int(d)) for w, d in rows]
-
-    def sync(self, conn: Connection) -> None:
-        """Refresh the vocabulary and the planner's statistics (the GIN indexes keep up alone)."""
-        for sql in _SYNC:
-            conn.execute(text(sql))
 
     def compact(self, engine: Engine) -> None:
         """VACUUM the documents: dead rows otherwise stay in every GIN match until autovacuum."""

@@ -17,7 +17,8 @@ from common.search.plan import (
     PHRASE,
     PREFIX,
     TITLE,
-    run_count,
+    SearchEngine,
+    TierPage,
     statement,
     title_key,
     with_fields,
@@ -106,16 +107,15 @@ def _exact_params(query: ParsedQuery) -> tuple[str, dict[str, object]]:
     return f"{_EXACT_WHERE} AND kind IN :kinds", params
 
 
-class SqliteEngine:
+class SqliteEngine(SearchEngine):
     """Search through FTS5."""
 
-    def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
-        """Return the size of a tier's set up to ``cap``: a B-tree count, or an FTS5 count of
-        postings, reading ``cap`` matches at most."""
-        return run_count(conn, *self.count_sql(query, tier), cap)
+    # A sync rebuilds the FTS5 index from the documents, then the vocabulary and its trigrams.
+    SYNC = _SYNC
 
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, object]]:
-        """Return the statement of :meth:`count` (``:cap`` unbound) and its values."""
+        """Return the statement of :meth:`count` (``:cap`` unbound) and its values: a B-tree
+        count, or an FTS5 count of postings, reading ``cap`` matches at most."""
         if tier == EXACT:
             where, params = _exact_params(query)
             found = f"SELECT 1 FROM search_documents WHERE {where}{{people}} LIMIT :cap"  # noqa: S608  # nosec B608 # constant fragments, bound values
@@ -131,18 +131,10 @@ class SqliteEngine:
             _stmt(_FETCH, query).rows(conn, with_lists(query, {"m": match, "n": 1, "o": 0}))
         )
 
-    def fetch(
-        self,
-        conn: Connection,
-        query: ParsedQuery,
-        tier: int,
-        limit: int,
-        offset: int,
-        estimate: int,
-    ) -> list[Row[Any]]:
+    def fetch(self, conn: Connection, query: ParsedQuery, page: TierPage) -> list[Row[Any]]:
         """Return the tier's own matches in id order with their fields (FTS5 needs no plan
         choice)."""
-        sql, params = self._page(query, tier, limit, offset)
+        sql, params = self._page(query, page.tier, page.limit, page.offset)
         return _stmt(with_fields(sql), query).rows(conn, with_lists(query, params))
 
     def _page(
@@ -177,11 +169,6 @@ class SqliteEngine:
         match = " OR ".join(f'"{g}"' for g in sorted(grams))
         rows = conn.execute(_SIMILAR, {"m": match, "n": limit})
         return [(str(w), int(d)) for w, d in rows]
-
-    def sync(self, conn: Connection) -> None:
-        """Rebuild the FTS5 index from the documents, then the vocabulary and its trigrams."""
-        for sql in _SYNC:
-            conn.execute(text(sql))
 
     def compact(self, engine: Engine) -> None:
         """Do nothing: the rebuild in ``sync`` leaves the FTS5 index compact."""

@@ -44,14 +44,32 @@ def _weight(n: int) -> Any:
     return literal_column(str(n)).label("weight")
 
 
+def _sharing(link: Any, own: str, shared: str, subject_id: str, weight: int) -> Select[Any]:
+    """Return the candidates (``own`` ids) found through rows of ``link`` that share their
+    ``shared`` id with the subject's, ``weight`` for each share."""
+    mine, theirs = aliased(link), aliased(link)
+    return (
+        select(getattr(theirs, own).label("candidate"), _weight(weight))
+        .join(mine, getattr(mine, shared) == getattr(theirs, shared))
+        .where(getattr(mine, own) == subject_id)
+    )
+
+
+def _base_scores(subject_id: str, *found: Select[Any]) -> Any:
+    """Return the subquery (candidate, base score): the weights of every way a candidate was
+    found, summed, the subject left out."""
+    pool = union_all(*found).subquery()
+    return (
+        select(pool.c.candidate, func.sum(pool.c.weight).label("base"))
+        .where(pool.c.candidate != subject_id)
+        .group_by(pool.c.candidate)
+        .subquery()
+    )
+
+
 def _artist_scores(subject_id: str) -> Any:
     """Return the subquery (artist_id, base score) of the candidates similar to an artist."""
-    mine, theirs = aliased(ArtistGene), aliased(ArtistGene)
-    by_gene = (
-        select(theirs.artist_id.label("candidate"), _weight(3))
-        .join(mine, mine.gene_id == theirs.gene_id)
-        .where(mine.artist_id == subject_id)
-    )
+    by_gene = _sharing(ArtistGene, "artist_id", "gene_id", subject_id, 3)
     my_link, my_work = aliased(ArtworkArtist), aliased(Artwork)
     partners = (
         select(my_work.partner_id)
@@ -67,13 +85,7 @@ def _artist_scores(subject_id: str) -> Any:
         .subquery()
     )
     by_partner = select(pairs.c.candidate, _weight(2))
-    pool = union_all(by_gene, by_partner).subquery()
-    return (
-        select(pool.c.candidate, func.sum(pool.c.weight).label("base"))
-        .where(pool.c.candidate != subject_id)
-        .group_by(pool.c.candidate)
-        .subquery()
-    )
+    return _base_scores(subject_id, by_gene, by_partner)
 
 
 def similar_artists(
@@ -105,25 +117,9 @@ def similar_artists(
 
 def _artwork_scores(subject_id: str) -> Any:
     """Return the subquery (artwork_id, base score) of the candidates similar to an artwork."""
-    mine, theirs = aliased(ArtworkArtist), aliased(ArtworkArtist)
-    by_artist = (
-        select(theirs.artwork_id.label("candidate"), _weight(4))
-        .join(mine, mine.artist_id == theirs.artist_id)
-        .where(mine.artwork_id == subject_id)
-    )
-    my_gene, their_gene = aliased(ArtworkGene), aliased(ArtworkGene)
-    by_gene = (
-        select(their_gene.artwork_id.label("candidate"), _weight(3))
-        .join(my_gene, my_gene.gene_id == their_gene.gene_id)
-        .where(my_gene.artwork_id == subject_id)
-    )
-    pool = union_all(by_artist, by_gene).subquery()
-    return (
-        select(pool.c.candidate, func.sum(pool.c.weight).label("base"))
-        .where(pool.c.candidate != subject_id)
-        .group_by(pool.c.candidate)
-        .subquery()
-    )
+    by_artist = _sharing(ArtworkArtist, "artwork_id", "artist_id", subject_id, 4)
+    by_gene = _sharing(ArtworkGene, "artwork_id", "gene_id", subject_id, 3)
+    return _base_scores(subject_id, by_artist, by_gene)
 
 
 def similar_artworks(session: Session, base: Select[Any], subject_id: str) -> list[Row[Any]]:

@@ -5,23 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from common.hal import Urls, image_links
-from common.models import Artist
+from common.models import ARTIST_DESCRIPTION, Artist
 from resource_server.representations.values import by_position, stamp
 
 # The artist columns, in the document's order (read by position: ``by_position``).
 _HEAD = ("id", "slug", "created_at", "updated_at", "image_url", "image_versions")
-_PLAIN = (
-    "name",
-    "sortable_name",
-    "gender",
-    "biography",
-    "birthday",
-    "deathday",
-    "hometown",
-    "location",
-    "nationality",
-    "target_supply",
-)
+_PLAIN = (*ARTIST_DESCRIPTION, "target_supply")
 _head, _plain = by_position(Artist, *_HEAD), by_position(Artist, *_PLAIN)
 
 

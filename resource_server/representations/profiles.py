@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from common.hal import Urls, image_links, link
-from resource_server.representations.values import stamp
+from common.hal import Urls, link
+from resource_server.representations.values import fields, image_and_self, imaged
 
 # The item route of a profile's owner, by owner type. Users' profiles get no ``owner`` link until
 # the users route is served: a link is rendered only when its route answers.
@@ -15,8 +15,7 @@ OWNER_ROUTES = {"partner": "/partners", "fair": "/fairs", "user": "/users"}
 
 def profile(p: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render a profile with its owner and cover image links."""
-    links = image_links(p.image_url, p.image_versions or [], ("square",))
-    links["self"] = {"href": f"{urls.root}/profiles/{p.id}"}
+    links = image_and_self(p, urls, "/profiles", ("square",))
     # The website's page of the handle, else our own profile page.
     handle = quote(p.handle or p.id, safe="")
     links["permalink"] = link(f"{web_url}/{handle}" if web_url else f"{urls.base}/profile/{handle}")
@@ -27,13 +26,4 @@ def profile(p: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     owner_route = OWNER_ROUTES.get(p.owner_type)
     if owner_route:
         links["owner"] = {"href": f"{urls.root}{owner_route}/{p.owner_id}"}
-    return {
-        "id": p.id,
-        "created_at": stamp(p.created_at),
-        "updated_at": stamp(p.updated_at),
-        "handle": p.handle,
-        "location": p.location,
-        "description": p.description,
-        "image_versions": list(p.image_versions or []),
-        "_links": links,
-    }
+    return imaged(p, links, fields(p, ("handle", "location", "description")))

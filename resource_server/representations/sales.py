@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.hal import Urls, image_links, link, query_template, templated
+from common.hal import Urls, link, query_template, templated
 from common.ids import format_ts_ms
-from resource_server.representations.values import stamp
+from resource_server.representations.values import image_and_self, stamp
 
 
 def sale(s: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render a sale: schedule fields in the ``.000Z`` form, the rest in ``+00:00``."""
-    links = image_links(s.image_url, s.image_versions or [], ("large_rectangle", "wide"))
-    links["self"] = {"href": f"{urls.root}/sales/{s.id}"}
+    links = image_and_self(s, urls, "/sales", ("large_rectangle", "wide"))
     if web_url:
         links["permalink"] = link(f"{web_url}/{'auction' if s.is_auction else 'sale'}/{s.slug}")
     lots = f"{urls.root}/sale_artworks?sale_id={s.id}"

@@ -6,8 +6,10 @@ from datetime import datetime
 from typing import Any
 
 from common.hal import Urls, image_links, link
-from resource_server.representations.values import stamp
-from resource_server.schedule import status_of
+from resource_server.representations.values import fields, imaged, schedule
+
+_HEAD = ("name", "sortable_name", "description", "press_release")
+_KINDS = ("is_reference", "is_solo_show", "is_group_show", "is_institutional_show", "is_fair_booth")
 
 
 def show(s: Any, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]:
@@ -23,22 +25,4 @@ def show(s: Any, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]
     )
     if s.fair_id:
         links["fair"] = {"href": f"{urls.root}/fairs/{s.fair_id}"}
-    return {
-        "id": s.id,
-        "created_at": stamp(s.created_at),
-        "updated_at": stamp(s.updated_at),
-        "name": s.name,
-        "sortable_name": s.sortable_name,
-        "description": s.description,
-        "press_release": s.press_release,
-        "start_at": stamp(s.start_at),
-        "end_at": stamp(s.end_at),
-        "status": status_of(s.start_at, s.end_at, now),
-        "is_reference": s.is_reference,
-        "is_solo_show": s.is_solo_show,
-        "is_group_show": s.is_group_show,
-        "is_institutional_show": s.is_institutional_show,
-        "is_fair_booth": s.is_fair_booth,
-        "image_versions": list(s.image_versions or []),
-        "_links": links,
-    }
+    return imaged(s, links, fields(s, _HEAD), schedule(s, now), fields(s, _KINDS))

@@ -34,11 +34,7 @@ ROUTE = CollectionRoute(
 class ArtistDocument(Responder):
     """What the artists list and item share: the type and its rendering."""
 
-    route, model, listing = ROUTE, "Artist", q.ARTISTS
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one."""
-        return artist(row, call.urls, self.settings.web_url)
+    route, model, listing, document = ROUTE, "Artist", q.ARTISTS, artist
 
 
 class Artists(ArtistDocument, CatalogList):

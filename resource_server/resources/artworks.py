@@ -12,17 +12,11 @@ from common.api.paging import PageParams
 from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.doccache import PAGE_BYTES, DocumentCache
-from resource_server.params import Param
+from resource_server.params import Param, require
 from resource_server.queries import artworks as q
 from resource_server.queries import collections as collected
 from resource_server.representations.artworks import artwork
-from resource_server.resources.catalog_pages import (
-    Call,
-    CatalogItem,
-    CatalogList,
-    Responder,
-    require,
-)
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(

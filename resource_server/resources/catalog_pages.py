@@ -7,36 +7,28 @@ an Admin check), rows embedded for a whole page, or a document cache.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from abc import ABC
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import falcon
 from sqlalchemy.orm import Session
 
-from common.api.errors import NotFound, ParamError
+from common.api.errors import NotFound
 from common.api.keyset import PageResult
 from common.api.paging import PageParams
 from common.api.params import single
 from common.hal import Page, Urls, link
 from common.ids import utcnow
 from resource_server.doccache import DocumentCache
-from resource_server.params import parse_filters
+from resource_server.params import parse_filters, require
 from resource_server.queries.listing import Listing
 from resource_server.representations.values import document_bytes
 from resource_server.resources.base import Resource, redirect
 from resource_server.resources.listing import caller_of
 from resource_server.routes import CollectionRoute, PlainRoute
-
-
-def require(filters: Mapping[str, Any], name: str) -> Any:
-    """Return a filter that the route cannot do without, or raise a 400 naming it."""
-    if name not in filters:
-        label = name.replace("_", " ").capitalize()
-        raise ParamError(f"{label} can't be blank.", {name: ["can't be blank"]})
-    return filters[name]
 
 
 def render_page(
@@ -103,6 +95,9 @@ class Responder(Resource):
     route: CollectionRoute | PlainRoute
     model: str  # the type's name in "<Model> Not Found"
     listing: Listing | None = None
+    # The type's representation, called with the row, the URLs and the website's base URL
+    # (``Scheduled``: the clock too); a responder without one overrides ``render``.
+    document: ClassVar[Callable[..., dict[str, Any]] | None] = None
 
     def context(self, call: Call) -> dict[str, Any]:
         """Return what the type's filters read besides the filters."""
@@ -125,9 +120,28 @@ class Responder(Resource):
         """Return rows embedded in the rendering of ``rows`` (queried once for all of them)."""
         return {}
 
-    @abstractmethod
     def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one row."""
+        """Render one row with the type's ``document``."""
+        return self.type_document()(row, call.urls, self.settings.web_url)
+
+    def type_document(self) -> Callable[..., dict[str, Any]]:
+        """Return the type's representation (a responder without one overrides ``render``)."""
+        document = type(self).document
+        assert document is not None, f"{type(self).__name__} has no document"
+        return document
+
+
+class Scheduled(Responder):
+    """A type of dated events (shows, fairs), whose status is computed at the request's clock:
+    its filters read the clock, and its ``document`` is called with it."""
+
+    def context(self, call: Call) -> dict[str, Any]:
+        """Return the clock the status is computed at."""
+        return {"now": call.now}
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one row at the request's clock."""
+        return self.type_document()(row, call.urls, call.now, self.settings.web_url)
 
 
 class CatalogList(Responder, ABC):

@@ -11,13 +11,7 @@ from common.api.errors import NotFound
 from common.api.keyset import PageResult
 from common.api.paging import PageParams
 from common.ids import is_id
-from resource_server.fields import (
-    FieldErrors,
-    optional_ids,
-    query_fields,
-    request_fields,
-    required_ids,
-)
+from resource_server.fields import FieldErrors, query_ids, request_fields
 from resource_server.params import Param, parse_filters
 from resource_server.queries import collection_items as q
 from resource_server.representations.collections import collection_item
@@ -49,7 +43,7 @@ class CollectionItemDocument(Responder):
 
     def read(self, req: falcon.Request, call: Call) -> None:
         """Read the required ``collection_id`` and ``user_id``."""
-        call.scope = required_ids(query_fields(req), *SCOPE)
+        call.scope = query_ids(req, *SCOPE, required=True)
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one item."""
@@ -121,7 +115,7 @@ class CollectionItemResource(CollectionItemDocument, CatalogItem):
     def on_delete(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         """Remove an item; the items after it move up (204)."""
         caller = caller_of(req)
-        scope = optional_ids(query_fields(req), *SCOPE)
+        scope = query_ids(req, *SCOPE)
         if not is_id(id):
             raise NotFound("Collection Item")
         q.remove_item(

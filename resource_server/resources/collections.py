@@ -11,13 +11,7 @@ from common.api.errors import NotFound
 from common.api.keyset import PageResult
 from common.api.paging import PageParams
 from common.ids import is_id
-from resource_server.fields import (
-    FieldErrors,
-    optional_ids,
-    query_fields,
-    request_fields,
-    required_ids,
-)
+from resource_server.fields import FieldErrors, query_ids, request_fields
 from resource_server.params import Param, parse_filters
 from resource_server.queries import collections as q
 from resource_server.representations.collections import collection
@@ -69,7 +63,7 @@ class Collections(CollectionDocument, CatalogList):
 
     def read(self, req: falcon.Request, call: Call) -> None:
         """Read the filters (``user_id`` required)."""
-        required_ids(query_fields(req), "user_id")
+        query_ids(req, "user_id", required=True)
         call.filters = parse_filters(req.params, ROUTE.filters)
 
     def query(self, session: Session, call: Call, page: PageParams) -> PageResult:
@@ -103,7 +97,7 @@ class CollectionResource(CollectionDocument, CatalogItem):
 
     def read(self, req: falcon.Request, call: Call) -> None:
         """Read the optional ``user_id``."""
-        call.scope = optional_ids(query_fields(req), "user_id")
+        call.scope = query_ids(req, "user_id")
 
     def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id (404 for another user's private one)."""

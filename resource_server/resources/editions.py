@@ -7,16 +7,10 @@ from typing import Any
 import falcon
 from sqlalchemy.orm import Session
 
-from resource_server.params import Param, parse_filters
+from resource_server.params import Param, parse_filters, require
 from resource_server.queries import editions as q
 from resource_server.representations.editions import edition
-from resource_server.resources.catalog_pages import (
-    Call,
-    CatalogItem,
-    CatalogList,
-    Responder,
-    require,
-)
+from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(

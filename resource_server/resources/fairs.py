@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from resource_server.params import Param
 from resource_server.queries import fairs as q
 from resource_server.representations.fairs import fair
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.catalog_pages import CatalogItem, CatalogList, Scheduled
 from resource_server.routes import CollectionRoute
 from resource_server.schedule import STATUSES
 
@@ -16,18 +14,10 @@ ROUTE = CollectionRoute(
 )
 
 
-class FairDocument(Responder):
+class FairDocument(Scheduled):
     """What the fairs list and item share: the type and its rendering."""
 
-    route, model, listing = ROUTE, "Fair", q.FAIRS
-
-    def context(self, call: Call) -> dict[str, Any]:
-        """Return the clock the fairs' status is computed at."""
-        return {"now": call.now}
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one."""
-        return fair(row, call.urls, call.now, self.settings.web_url)
+    route, model, listing, document = ROUTE, "Fair", q.FAIRS, fair
 
 
 class Fairs(FairDocument, CatalogList):

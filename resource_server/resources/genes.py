@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from resource_server.params import Param
 from resource_server.queries import genes as q
 from resource_server.representations.genes import gene
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.catalog_pages import CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -21,11 +19,7 @@ ROUTE = CollectionRoute(
 class GeneDocument(Responder):
     """What the genes list and item share: the type and its rendering."""
 
-    route, model, listing = ROUTE, "Gene", q.GENES
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one."""
-        return gene(row, call.urls, self.settings.web_url)
+    route, model, listing, document = ROUTE, "Gene", q.GENES, gene
 
 
 class Genes(GeneDocument, CatalogList):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from resource_server.queries import profiles as q
 from resource_server.representations.profiles import profile
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.catalog_pages import CatalogItem, CatalogList, Responder
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(rel="profiles", path="/profiles", item_rel="profile")
@@ -15,11 +13,7 @@ ROUTE = CollectionRoute(rel="profiles", path="/profiles", item_rel="profile")
 class ProfileDocument(Responder):
     """What the profiles list and item share: the type and its rendering."""
 
-    route, model, listing = ROUTE, "Profile", q.PROFILES
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one."""
-        return profile(row, call.urls, self.settings.web_url)
+    route, model, listing, document = ROUTE, "Profile", q.PROFILES, profile
 
 
 class Profiles(ProfileDocument, CatalogList):

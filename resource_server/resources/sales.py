@@ -25,7 +25,7 @@ ROUTE = CollectionRoute(
 class SaleDocument(Responder):
     """A sale's document; whether the caller is an Admin decides which sales it sees."""
 
-    route, model, listing = ROUTE, "Sale", q.SALES
+    route, model, listing, document = ROUTE, "Sale", q.SALES, sale
 
     def enter(self, session: Session, call: Call) -> None:
         """Read whether the caller is an Admin."""
@@ -34,10 +34,6 @@ class SaleDocument(Responder):
     def context(self, call: Call) -> dict[str, Any]:
         """Return the clock (``live``) and whether the caller sees unpublished sales."""
         return {"now": call.now, "admin": call.admin}
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one sale."""
-        return sale(row, call.urls, self.settings.web_url)
 
 
 class Sales(SaleDocument, CatalogList):

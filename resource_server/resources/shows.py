@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from resource_server.params import Param
 from resource_server.queries import shows as q
 from resource_server.representations.shows import show
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.catalog_pages import CatalogItem, CatalogList, Scheduled
 from resource_server.routes import CollectionRoute
 from resource_server.schedule import STATUSES
 
@@ -19,18 +17,10 @@ ROUTE = CollectionRoute(
 )
 
 
-class ShowDocument(Responder):
+class ShowDocument(Scheduled):
     """What the shows list and item share: the type and its rendering."""
 
-    route, model, listing = ROUTE, "Show", q.SHOWS
-
-    def context(self, call: Call) -> dict[str, Any]:
-        """Return the clock the shows' status is computed at."""
-        return {"now": call.now}
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one."""
-        return show(row, call.urls, call.now, self.settings.web_url)
+    route, model, listing, document = ROUTE, "Show", q.SHOWS, show
 
 
 class Shows(ShowDocument, CatalogList):

@@ -19,7 +19,14 @@ from common.api.errors import ParamError
 from common.search import spelling
 from common.search.documents import KINDS
 from common.search.people import find_people
-from common.search.plan import ANY, PERSON, SearchEngine, count_whole_first, tiers_for
+from common.search.plan import (
+    ANY,
+    PERSON,
+    SearchEngine,
+    TierPage,
+    count_whole_first,
+    tiers_for,
+)
 from common.search.registry import engine_for
 from common.search.text import ParsedQuery, parse_query, split_kind_filter
 
@@ -117,7 +124,7 @@ def window(
         if tier == PERSON:
             found = list(people[skip : skip + need])
         else:
-            found = engine.fetch(conn, query, tier, need, skip, estimate)
+            found = engine.fetch(conn, query, TierPage(tier, need, skip, estimate))
         hits += [_hit(row) for row in found]
         before = whole if whole is not None else before + len(found)
         skip = 0

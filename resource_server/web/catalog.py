@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,13 +14,14 @@ from sqlalchemy.orm import Session
 from common.api.errors import ParamError
 from common.api.keyset import PageResult
 from common.api.paging import PageParams, parse_page_params
-from common.ids import is_id, utcnow
+from common.ids import utcnow
 from resource_server.queries import artists as artist_q
 from resource_server.queries import artworks as artwork_q
 from resource_server.queries import genes as gene_q
 from resource_server.queries import partners as partner_q
 from resource_server.queries import profiles as profile_q
 from resource_server.queries import shows as show_q
+from resource_server.queries.listing import Listing
 from resource_server.resources.base import Resource
 from resource_server.search.resource import parse_request
 from resource_server.search.service import search
@@ -56,10 +58,6 @@ class Kind:
 
 def _found(pair: tuple[Any, bool]) -> Any:
     return pair[0]
-
-
-def _artist(session: Session, key: str) -> Any:
-    return artist_q.find_artist(session, key, by_slug=not is_id(key))
 
 
 def _artwork(session: Session, key: str) -> Any:
@@ -121,16 +119,21 @@ def _shows(session: Session, page: PageParams, now: datetime) -> PageResult:
     return PageResult(rows, result.next_cursor, result.total_count)
 
 
+def _listed(name: str, title: str, listing: Listing, detail: Detailer) -> Kind:
+    """Return a kind whose list page and item lookup are its API listing's."""
+    return Kind(
+        name,
+        title,
+        lambda s, p, now: listing.page(s, {}, p),
+        lambda s, key: _found(listing.find(s, key)),
+        detail,
+    )
+
+
 KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
-        Kind(
-            "artist",
-            "Artists",
-            lambda s, p, now: artist_q.ARTISTS.page(s, {}, p),
-            _artist,
-            _artist_detail,
-        ),
+        _listed("artist", "Artists", artist_q.ARTISTS, _artist_detail),
         Kind(
             "artwork",
             "Artworks",
@@ -138,33 +141,11 @@ KINDS: dict[str, Kind] = {
             _artwork,
             _artwork_detail,
         ),
+        _listed("gene", "Genes", gene_q.GENES, _gene_detail),
+        _listed("partner", "Partners", partner_q.PARTNERS, _partner_detail),
+        _listed("profile", "Profiles", profile_q.PROFILES, _profile_detail),
         Kind(
-            "gene",
-            "Genes",
-            lambda s, p, now: gene_q.GENES.page(s, {}, p),
-            lambda s, key: _found(gene_q.GENES.find(s, key)),
-            _gene_detail,
-        ),
-        Kind(
-            "partner",
-            "Partners",
-            lambda s, p, now: partner_q.PARTNERS.page(s, {}, p),
-            lambda s, key: _found(partner_q.PARTNERS.find(s, key)),
-            _partner_detail,
-        ),
-        Kind(
-            "profile",
-            "Profiles",
-            lambda s, p, now: profile_q.PROFILES.page(s, {}, p),
-            lambda s, key: _found(profile_q.PROFILES.find(s, key)),
-            _profile_detail,
-        ),
-        Kind(
-            "show",
-            "Shows",
-            _shows,
-            lambda s, key: _found(show_q.SHOWS.find(s, key)),
-            _show_detail,
+            "show", "Shows", _shows, lambda s, key: _found(show_q.SHOWS.find(s, key)), _show_detail
         ),
     )
 }
@@ -187,53 +168,67 @@ def bad_request(resp: falcon.Response, ex: ParamError) -> None:
     error_page(resp, falcon.HTTP_400, "This address could not be read", ex.message)
 
 
-class ListPage(PageResource):
-    """``/<kind>s``: one page of a kind, with a link to the next."""
+class KindPage(PageResource, ABC):
+    """A page of one kind: its template gets the kind, the paging and what ``context`` read.
+
+    Subclasses say what to read (``context``, in one read session); a parameter that cannot be
+    read is an HTML 400, and ``context`` returns None for an HTML 404.
+    """
+
+    template = "{}.html"
 
     def __init__(self, *args: Any, kind: Kind) -> None:
         super().__init__(*args)
         self.kind = kind
+
+    @abstractmethod
+    def context(self, session: Session, page: PageParams, key: str) -> dict[str, Any] | None:
+        """Return what the template shows, or None when there is no such public row."""
+
+    def answer(self, req: falcon.Request, resp: falcon.Response, key: str = "") -> None:
+        """Read the paging and the context, then render the kind's template."""
+        try:
+            page = self.paging(req)
+            with self.stores.reads() as session:
+                context = self.context(session, page, key)
+        except ParamError as ex:
+            bad_request(resp, ex)
+            return
+        if context is None:
+            message = f"There is no such {self.kind.name} in the catalog."
+            error_page(resp, falcon.HTTP_404, "Not found", message)
+            return
+        template = self.template.format(self.kind.name)
+        render(resp, template, kind=self.kind, paging=page, **context)
+
+
+class ListPage(KindPage):
+    """``/<kind>s``: one page of a kind, with a link to the next."""
+
+    template = "{}_list.html"
+
+    def context(self, session: Session, page: PageParams, key: str) -> dict[str, Any] | None:
+        """Return the page of rows."""
+        return {"result": self.kind.list_rows(session, page, utcnow())}
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Answer one page of the list."""
-        try:
-            page = self.paging(req)
-            with self.stores.reads() as session:
-                result = self.kind.list_rows(session, page, utcnow())
-        except ParamError as ex:
-            bad_request(resp, ex)
-            return
-        render(resp, f"{self.kind.name}_list.html", kind=self.kind, result=result, paging=page)
+        self.answer(req, resp)
 
 
-class ItemPage(PageResource):
+class ItemPage(KindPage):
     """``/<kind>/<id or slug>``: one row, its links, and a page of its artworks."""
 
-    def __init__(self, *args: Any, kind: Kind) -> None:
-        super().__init__(*args)
-        self.kind = kind
+    def context(self, session: Session, page: PageParams, key: str) -> dict[str, Any] | None:
+        """Return the row and what its page shows of its links and artworks."""
+        row = self.kind.find(session, key)
+        if row is None:
+            return None
+        return {"row": row, "key": key, **self.kind.detail(session, row, page, utcnow())}
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
         """Answer the item page (an HTML 404 when there is no such public row)."""
-        try:
-            page = self.paging(req)
-            with self.stores.reads() as session:
-                row = self.kind.find(session, key)
-                if row is None:
-                    error_page(
-                        resp,
-                        falcon.HTTP_404,
-                        "Not found",
-                        f"There is no such {self.kind.name} in the catalog.",
-                    )
-                    return
-                context = self.kind.detail(session, row, page, utcnow())
-        except ParamError as ex:
-            bad_request(resp, ex)
-            return
-        render(
-            resp, f"{self.kind.name}.html", kind=self.kind, row=row, key=key, paging=page, **context
-        )
+        self.answer(req, resp, key)
 
 
 # Which search kinds have a page here, and its path prefix.
