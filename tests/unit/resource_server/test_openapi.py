@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import falcon.inspect
+import pytest
 from openapi_spec_validator import validate
 from redis import Redis
 
@@ -215,3 +216,14 @@ def test_the_composed_document_is_the_same_from_the_stored_part() -> None:
     live = compose([build_part(ROUTE_TABLE), describe_auth()], "http://127.0.0.1")
     assert build_document(ROUTE_TABLE, "http://127.0.0.1") == live
     validate(live)
+
+
+def test_composing_refuses_an_operation_or_id_described_two_ways() -> None:
+    catalog = build_part(ROUTE_TABLE)
+    healthz = catalog["paths"]["/healthz"]["get"]
+    other = {"paths": {"/healthz": {"get": {**healthz, "summary": "Alive?"}}}}
+    with pytest.raises(ValueError, match="described two ways"):
+        compose([catalog, {**catalog, **other}], "http://127.0.0.1")
+    twin = {"paths": {"/elsewhere": {"get": healthz}}}
+    with pytest.raises(ValueError, match="used twice"):
+        compose([catalog, {**catalog, **twin}], "http://127.0.0.1")
