@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
 
-.PHONY: help install run test test-unit test-functional lint audit fmt typecheck migrate migration bench bench-search clean
+.PHONY: help install run test test-unit test-functional lint audit fmt openapi typecheck migrate migration bench bench-search clean
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ audit: $(STAMP) ## Security audit: bandit on the code, pip-audit on the installe
 fmt: $(STAMP) ## Format the code
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+openapi: $(STAMP) ## Write the auth server's part of the OpenAPI document (common/openapi/auth.json)
+	$(BIN)/python -c 'from auth_server.app import describe; from common.openapi import part_json; print(part_json(describe()), end="")' > common/openapi/auth.json
 
 migrate: $(STAMP) ## Apply the database migrations
 	$(BIN)/artcat db upgrade

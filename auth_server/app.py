@@ -11,15 +11,48 @@ from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.context import AuthServices, services
 from auth_server.params import EXCHANGE_PATH, refused_in_query
-from auth_server.views import account, authorize, discovery, health, password, session, tokens
-from auth_server.views import applications as applications_api
+from auth_server.views import (
+    account,
+    applications,
+    authorize,
+    discovery,
+    health,
+    password,
+    session,
+    tokens,
+    verify,
+)
 from auth_server.views import oauth as oauth_endpoints
-from auth_server.views import verify as email_pages
+from auth_server.views.described import AUTH_SCHEMAS, Described
 from common.api.errors import ParamError
 from common.hardening import PRIVATE, Hardening
 from common.observability import ROUTE_KEY, Observer
+from common.openapi import Part
+from common.openapi import describe as describe_part
 from common.settings import AuthSettings
 from common.stores import Stores
+
+# One blueprint per view module: its routes, each with the OpenAPI operations it answers.
+BLUEPRINTS: tuple[Described, ...] = (
+    tokens.bp,
+    health.bp,
+    oauth_endpoints.bp,
+    discovery.bp,
+    applications.bp,
+    authorize.bp,
+    account.bp,
+    session.bp,
+    password.bp,
+    verify.bp,
+)
+
+
+def describe() -> Part:
+    """Return this server's part of the API's OpenAPI document, from its blueprints."""
+    return describe_part(
+        (operation for blueprint in BLUEPRINTS for operation in blueprint.operations),
+        AUTH_SCHEMAS,
+    )
 
 
 def _label_route() -> None:
@@ -69,90 +102,11 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     )
     errors.register(app)
     server.install(app, grants.registered(), (endpoints.Revocation, endpoints.Introspection))
-    app.add_url_rule("/api/tokens/xapp_token", "xapp_token", tokens.xapp_token, methods=["POST"])
-    app.add_url_rule("/healthz", "healthz", health.healthz)
-    app.add_url_rule("/readyz", "readyz", health.readyz)
-    # OAuth: the token endpoint (every grant), revocation, introspection and discovery.
     oauth.register(app)
-    app.add_url_rule(
-        "/oauth2/access_token",
-        "oauth2_access_token",
-        oauth_endpoints.access_token,
-        methods=["GET", "POST"],
-    )
-    app.add_url_rule("/oauth2/revoke", "oauth2_revoke", oauth_endpoints.revoke, methods=["POST"])
-    app.add_url_rule(
-        "/oauth2/introspect", "oauth2_introspect", oauth_endpoints.introspect, methods=["POST"]
-    )
-    app.add_url_rule(
-        "/.well-known/oauth-authorization-server", "oauth2_metadata", discovery.metadata
-    )
-    app.add_url_rule(
-        "/api/tokens/access_token",
-        "expire_access_token",
-        tokens.expire_access_token,
-        methods=["DELETE"],
-    )
-    # The applications API (user token; owner only).
-    app.add_url_rule(
-        "/api/applications", view_func=applications_api.Applications.as_view("applications")
-    )
-    app.add_url_rule(
-        "/api/applications/<app_id>",
-        view_func=applications_api.ApplicationItem.as_view("application"),
-    )
-    # The browser pages: sign-in, consent, password reset and the account area.
     pages.register(app)
-    get_post = ["GET", "POST"]
-    app.add_url_rule("/oauth2/authorize", "oauth2_authorize", authorize.authorize, methods=get_post)
-    app.add_url_rule("/account", "account_home", account.account_home)
-    app.add_url_rule("/account/sign_in", "account_sign_in", session.sign_in, methods=get_post)
-    app.add_url_rule("/account/sign_up", "account_sign_up", session.sign_up, methods=get_post)
-    app.add_url_rule("/account/sign_out", "account_sign_out", session.sign_out, methods=get_post)
-    app.add_url_rule(
-        "/account/password/forgot",
-        "account_password_forgot",
-        password.forgot_password,
-        methods=get_post,
-    )
-    app.add_url_rule(
-        "/account/password/reset/<token>",
-        "account_password_reset",
-        password.reset_password,
-        methods=get_post,
-    )
-    app.add_url_rule(
-        "/account/password/change",
-        "account_password_change",
-        password.change_password,
-        methods=get_post,
-    )
-    app.add_url_rule(
-        "/account/email/verify", "account_email_verify", email_pages.verify_email, methods=get_post
-    )
-    app.add_url_rule(
-        "/account/email/resend",
-        "account_email_resend",
-        email_pages.resend_verification,
-        methods=["POST"],
-    )
-    app.add_url_rule("/account/authorizations", "account_authorizations", account.authorizations)
-    app.add_url_rule(
-        "/account/authorizations/<application_id>/revoke",
-        "account_authorization_revoke",
-        account.revoke_authorization,
-        methods=["POST"],
-    )
-    app.add_url_rule(
-        "/account/applications", "account_applications", account.applications, methods=get_post
-    )
-    app.add_url_rule(
-        "/account/applications/<application_id>/rotate",
-        "account_application_rotate",
-        account.rotate_application_secret,
-        methods=["POST"],
-    )
-    app.add_url_rule("/account/static/<path:filename>", "account_static", pages.static_file)
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)
+    app.extensions["artcat.openapi"] = describe()
     # Request ids, access log and metrics (and GET /metrics); first of the before_request hooks,
     # so that a request another hook refuses is still labelled with its route.
     app.before_request_funcs.setdefault(None, []).insert(0, _refuse_secrets_in_query)

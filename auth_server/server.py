@@ -29,10 +29,10 @@ from auth_server.context import issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER, error_response, parse_scope, token_ttl
 from auth_server.params import JSON, json_body, request_params
+from auth_server.token_params import OAUTH_PARAMS, PASSWORD_GRANTS
 from common.api.constants import BAD_CLIENT
 from common.api.errors import APIError
 from common.ids import format_ts
-from common.token_params import OAUTH_PARAMS, PASSWORD_GRANTS
 
 EXTENSION_KEY = "artcat.oauth_server"
 # A stand-in for Authlib's per-request https check: TLS is the deployment's business (PUBLIC_URL

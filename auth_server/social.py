@@ -19,8 +19,8 @@ import requests
 from authlib.integrations.requests_client import OAuth1Auth
 from requests.auth import AuthBase
 
+from auth_server.token_params import OAUTH_PROVIDERS
 from common.settings import AuthSettings
-from common.token_params import OAUTH_PROVIDERS
 
 PROVIDERS = OAUTH_PROVIDERS
 

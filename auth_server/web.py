@@ -227,5 +227,5 @@ def sign_in_redirect(next_path: str | None = None) -> Response:
     """Send a signed-out browser to the sign-in page, coming back to ``next_path`` after."""
     target = safe_next(next_path or request.full_path.rstrip("?"))
     return redirect(
-        url_for("account_sign_in", next=target) if target else url_for("account_sign_in")
+        url_for("session.sign_in", next=target) if target else url_for("session.sign_in")
     )

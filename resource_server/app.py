@@ -105,11 +105,13 @@ class ObservedApp(falcon.App):
 
 
 class Mount(NamedTuple):
-    """A route and the resources serving it: its collection (or only path) and its items."""
+    """A route and the resources serving it: its collection (or only path) and its items, and
+    the tag the OpenAPI document lists its operations under."""
 
     route: CollectionRoute | PlainRoute
     collection: type[Resource] | None = None
     item: type[Resource] | None = None
+    tag: str = "catalog"
 
 
 # Every route the root links to (and the OpenAPI document describes), in the root's order,
@@ -121,24 +123,31 @@ ROUTE_TABLE: list[Mount] = [
     Mount(genes.ROUTE, genes.Genes, genes.GeneItem),
     Mount(shows.ROUTE, shows.Shows, shows.ShowItem),
     Mount(partners.ROUTE, partners.Partners, partners.PartnerItem),
-    Mount(sales.ROUTE, sales.Sales, sales.SaleItem),
-    Mount(sale_artworks.ROUTE, sale_artworks.SaleArtworks, sale_artworks.SaleArtworkItem),
+    Mount(sales.ROUTE, sales.Sales, sales.SaleItem, "auctions"),
+    Mount(
+        sale_artworks.ROUTE,
+        sale_artworks.SaleArtworks,
+        sale_artworks.SaleArtworkItem,
+        "auctions",
+    ),
     Mount(fairs.ROUTE, fairs.Fairs, fairs.FairItem),
     Mount(profiles.ROUTE, profiles.Profiles, profiles.ProfileItem),
     Mount(images.ROUTE, images.Images, images.ImageItem),
-    Mount(PlainRoute("status", "/status"), Status),
-    Mount(users.ROUTE, users.Users, users.UserItem),
-    Mount(users.CURRENT_USER, users.CurrentUser),
-    Mount(users.USER_DETAIL, item=users.UserDetailItem),
-    Mount(collections.ROUTE, collections.Collections, collections.CollectionResource),
+    Mount(PlainRoute("status", "/status"), Status, tag="service"),
+    Mount(users.ROUTE, users.Users, users.UserItem, "accounts"),
+    Mount(users.CURRENT_USER, users.CurrentUser, tag="accounts"),
+    Mount(users.USER_DETAIL, item=users.UserDetailItem, tag="accounts"),
+    Mount(collections.ROUTE, collections.Collections, collections.CollectionResource, "accounts"),
     Mount(
         collection_items.ROUTE,
         collection_items.CollectionItems,
         collection_items.CollectionItemResource,
+        "accounts",
     ),
-    Mount(bidders.ROUTE, bidders.Bidders, bidders.BidderItem),
-    Mount(search.ROUTE, search.Search),
-    Mount(APPLICATIONS),
+    Mount(bidders.ROUTE, bidders.Bidders, bidders.BidderItem, "auctions"),
+    Mount(search.ROUTE, search.Search, tag="search"),
+    # Served (and described) by the auth server.
+    Mount(APPLICATIONS, tag="accounts"),
 ]
 ROOT_ROUTES: list[CollectionRoute | PlainRoute] = [mount.route for mount in ROUTE_TABLE]
 
@@ -182,10 +191,10 @@ def create_app(settings: ResourceSettings, stores: Stores | None = None) -> falc
 
     args = (stores, settings)
     app.add_route("/api", Root(*args, routes=ROOT_ROUTES))
-    app.add_route("/api/openapi.json", OpenAPI(*args, routes=ROOT_ROUTES))
+    app.add_route("/api/openapi.json", OpenAPI(*args, table=ROUTE_TABLE))
     app.add_route("/healthz", Healthz(*args))
     app.add_route("/readyz", Readyz(*args))
-    for route, collection, item in ROUTE_TABLE:
+    for route, collection, item, _tag in ROUTE_TABLE:
         if collection is not None:
             app.add_route(f"/api{route.path}", collection(*args))
         if item is not None:

@@ -9,14 +9,18 @@ from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 
-from resource_server.app import ROOT_ROUTES
-from resource_server.openapi import build_document
+from auth_server.app import describe
+from common.openapi import compose
+from resource_server.app import ROUTE_TABLE
+from resource_server.openapi import build_part
 
 
 @cache
 def document() -> dict[str, Any]:
-    """Return the document (its server URL is irrelevant here)."""
-    return build_document(ROOT_ROUTES, "http://127.0.0.1")
+    """Return the document both services describe (its server URL is irrelevant here): the
+    catalog's part and the authorization server's as its code describes it now (a unit test
+    holds the stored part the catalog serves to it)."""
+    return compose([build_part(ROUTE_TABLE), describe()], "http://127.0.0.1")
 
 
 @cache

@@ -8,7 +8,7 @@ from auth_server.grants.authorization_code import CodeGrant, S256CodeChallenge
 from auth_server.grants.client_credentials import XappGrant
 from auth_server.grants.credentials import CredentialsGrant, PasswordGrant
 from auth_server.grants.oauth_token import SocialGrant
-from common.token_params import GRANT_TYPES
+from auth_server.token_params import GRANT_TYPES
 
 
 def registered() -> list[tuple[type[Any], list[Any] | None]]:

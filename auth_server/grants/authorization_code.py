@@ -12,8 +12,8 @@ from auth_server.codes import S256, S256_CHALLENGE, PendingCode, find_code, issu
 from auth_server.context import services
 from auth_server.oauth import parse_scope
 from auth_server.server import request_db
+from auth_server.token_params import TOKEN_METHODS
 from common.models import User
-from common.token_params import TOKEN_METHODS
 from common.tokens import generate_secret
 
 

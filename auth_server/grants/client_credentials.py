@@ -8,7 +8,7 @@ from flask import request
 
 from auth_server.oauth import SlowDownError
 from auth_server.throttles import xapp_throttle
-from common.token_params import TOKEN_METHODS
+from auth_server.token_params import TOKEN_METHODS
 
 
 class XappGrant(grants.ClientCredentialsGrant):

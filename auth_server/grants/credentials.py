@@ -23,8 +23,8 @@ from auth_server.oauth import SlowDownError
 from auth_server.ownership import password_may_sign_in
 from auth_server.server import request_db
 from auth_server.throttles import login_throttle
+from auth_server.token_params import TOKEN_METHODS
 from common.models import User
-from common.token_params import TOKEN_METHODS
 
 BAD_CREDENTIALS = "The email or password is incorrect."
 _dummy_hashes: dict[tuple[int, int, int], str] = {}

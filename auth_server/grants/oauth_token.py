@@ -31,9 +31,9 @@ from auth_server.context import AuthServices, services
 from auth_server.inputs import is_clean
 from auth_server.server import request_db
 from auth_server.social import PROVIDERS, ProviderError, ProviderIdentity, configured, verify
+from auth_server.token_params import TOKEN_METHODS
 from common.ids import new_id, utcnow
 from common.models import SocialIdentity, User
-from common.token_params import TOKEN_METHODS
 
 EMAIL_TAKEN = (
     "An account already uses the email address of this {provider} account. Sign in with that "

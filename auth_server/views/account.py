@@ -17,7 +17,15 @@ from auth_server.context import services
 from auth_server.forms import ApplicationForm, ButtonForm
 from auth_server.ownership import mail_confirms
 from auth_server.throttles import creation_throttle
-from auth_server.web import current_user, error_page, is_read, page, sign_in_redirect
+from auth_server.views.described import Described, pages
+from auth_server.web import (
+    current_user,
+    error_page,
+    is_read,
+    page,
+    sign_in_redirect,
+    static_file,
+)
 from common.ids import is_id, utcnow
 from common.models import Application, AuthorizationCode, Token, User
 
@@ -88,7 +96,7 @@ def revoke_authorization(application_id: str) -> Response:
     with svc.stores.sessions() as db:
         user = current_user(db)
         if user is None:
-            return sign_in_redirect(url_for("account_authorizations"))
+            return sign_in_redirect(url_for("account.authorizations"))
         app = db.get(Application, application_id) if is_id(application_id) else None
         if app is None:
             return error_page(404, "Not found", "There is no such application.")
@@ -118,7 +126,7 @@ def revoke_authorization(application_id: str) -> Response:
         ip=request.remote_addr,
     )
     flash(f"{app_name} can no longer use your account.")
-    return redirect(url_for("account_authorizations"))
+    return redirect(url_for("account.authorizations"))
 
 
 def _own_applications(db: Session, user: User) -> list[Application]:
@@ -139,7 +147,7 @@ def applications() -> Response:
     with svc.stores.sessions() as db:
         user = current_user(db)
         if user is None:
-            return sign_in_redirect(url_for("account_applications"))
+            return sign_in_redirect(url_for("account.applications"))
         if is_read() or not form.validate():
             status = 200 if is_read() else 400
             return page(
@@ -195,7 +203,7 @@ def rotate_application_secret(application_id: str) -> Response:
     with services().stores.sessions() as db:
         user = current_user(db)
         if user is None:
-            return sign_in_redirect(url_for("account_applications"))
+            return sign_in_redirect(url_for("account.applications"))
         app = db.get(Application, application_id) if is_id(application_id) else None
         if app is None or app.user_id != user.id:
             # Someone else's application is not acknowledged to exist.
@@ -209,3 +217,33 @@ def rotate_application_secret(application_id: str) -> Response:
             ip=request.remote_addr,
         )
         return page("application_secret.html", app=app, secret=secret, rotated=True)
+
+
+bp = Described("account", __name__, tag="pages")
+bp.declare("/account", account_home, endpoint="home", **pages("account", "Account home", "get"))
+bp.declare(
+    "/account/authorizations",
+    authorizations,
+    **pages("authorizations", "Authorized applications", "get"),
+)
+bp.declare(
+    "/account/authorizations/<application_id>/revoke",
+    revoke_authorization,
+    **pages("revoke_authorization", "Revoke an authorization", "post"),
+)
+bp.declare(
+    "/account/applications",
+    applications,
+    **pages("applications", "Your applications", "get", "post"),
+)
+bp.declare(
+    "/account/applications/<application_id>/rotate",
+    rotate_application_secret,
+    **pages("rotate_secret", "Rotate a client secret", "post"),
+)
+bp.declare(
+    "/account/static/<path:filename>",
+    static_file,
+    endpoint="static",
+    **pages("account_static", "Stylesheet", "get"),
+)

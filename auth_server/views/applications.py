@@ -32,6 +32,7 @@ from auth_server.inputs import request_list
 from auth_server.oauth import no_store
 from auth_server.params import JSON, json_body, request_params
 from auth_server.throttles import creation_throttle
+from auth_server.views.described import Described
 from common.api.constants import INVALID_TOKEN
 from common.api.errors import AuthError, Forbidden, NotFound, ParamError
 from common.api.paging import parse_page_params
@@ -39,6 +40,23 @@ from common.api.params import parse_bool
 from common.hal import Page, Urls, link
 from common.ids import format_ts
 from common.models import Application, User
+from common.openapi.parts import (
+    ERROR_RESPONSES,
+    FLAG,
+    ID,
+    ID_PATH,
+    NAME,
+    STRINGS,
+    USER,
+    WRITE_ERRORS,
+    Op,
+    Schema,
+    body,
+    json_response,
+    obj,
+    op,
+    ref,
+)
 from common.tokens import TokenRecord
 
 THIRD_PARTY = (
@@ -254,3 +272,76 @@ class ApplicationItem(MethodView):
             tokens_expired=len(expired),
         )
         return Response(status=204)
+
+
+APP_FIELDS: dict[str, Schema] = {
+    "name": NAME,
+    "redirect_urls": STRINGS,
+    "standard_token_response": FLAG,
+}
+# Only a first-party application's user token may read the user's applications (as write them).
+APP_READ_ERRORS: dict[str, Op] = {
+    **ERROR_RESPONSES,
+    "403": json_response(ref("Error"), "A token of a third-party application"),
+}
+APP_PAGE = {
+    "type": "object",
+    "required": ["total_count", "_links", "_embedded"],
+    "properties": {
+        "_embedded": obj({"applications": {"type": "array", "items": ref("Application")}})
+    },
+}
+APP_ID = {**ID_PATH, "name": "app_id"}
+
+bp = Described("applications", __name__, tag="accounts")
+bp.declare(
+    "/api/applications",
+    Applications.as_view("list"),
+    get=op(
+        "list_applications",
+        "List the caller's applications",
+        {
+            "200": json_response(APP_PAGE, "A page of applications"),
+            "302": json_response(ref("Redirect"), "Without user_id: the caller's list"),
+            **APP_READ_ERRORS,
+        },
+        security=USER,
+        # An empty user_id is an absent one: the caller's list.
+        parameters=[{"name": "user_id", "in": "query", "schema": {"anyOf": [ID, {"const": ""}]}}],
+    ),
+    post=op(
+        "create_application",
+        "Register an application (its secret is shown once)",
+        {"201": json_response(ref("Application"), "Created"), **WRITE_ERRORS},
+        security=USER,
+        # A new application needs a name.
+        requestBody=body(APP_FIELDS, ["name"]),
+    ),
+)
+bp.declare(
+    "/api/applications/<app_id>",
+    ApplicationItem.as_view("item"),
+    get=op(
+        "get_application",
+        "Show one of the caller's applications",
+        {"200": json_response(ref("Application"), "The application"), **APP_READ_ERRORS},
+        security=USER,
+        parameters=[APP_ID],
+    ),
+    put=op(
+        "update_application",
+        "Update an application",
+        {"200": json_response(ref("Application"), "Updated"), **WRITE_ERRORS},
+        security=USER,
+        parameters=[APP_ID],
+        # An update changes only what it names.
+        requestBody=body(APP_FIELDS),
+    ),
+    delete=op(
+        "delete_application",
+        "Delete an application (its tokens expire)",
+        {"204": {"description": "Deleted"}, **WRITE_ERRORS},
+        security=USER,
+        parameters=[APP_ID],
+    ),
+)

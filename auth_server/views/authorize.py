@@ -28,6 +28,8 @@ from auth_server.context import services
 from auth_server.forms import ButtonForm, ConsentForm
 from auth_server.redirects import Target, check_redirect_uri
 from auth_server.server import Issuer, authorization_server
+from auth_server.token_params import AUTHORIZE_PARAMS
+from auth_server.views.described import Described, pages
 from auth_server.web import (
     allow_form_redirect_to,
     current_user,
@@ -36,8 +38,8 @@ from auth_server.web import (
     page,
     sign_in_redirect,
 )
-from common.authorize_params import AUTHORIZE_PARAMS
 from common.models import Application, User
+from common.openapi.parts import URL_TEXT
 
 STATE_MAX = 1024
 YEAR = 365 * 86_400
@@ -182,3 +184,16 @@ def with_issuer(response: Response) -> Response:
 def authorize_path(params: dict[str, str]) -> str:
     """Return the authorize path that repeats a request (for sign-in's ``next``)."""
     return "/oauth2/authorize?" + urlencode({k: v for k, v in params.items() if v})
+
+
+# The sign-in of an OAuth client's user (and the docs' "Authorize" button): a page.
+AUTHORIZE_SUMMARY = "Authorization: sign-in, consent, redirect with a code"
+AUTHORIZE_QUERY = [{"name": name, "in": "query", "schema": URL_TEXT} for name in AUTHORIZE_PARAMS]
+
+bp = Described("authorize", __name__, tag="pages")
+bp.declare(
+    "/oauth2/authorize",
+    authorize,
+    **pages("authorize", AUTHORIZE_SUMMARY, "get", parameters=AUTHORIZE_QUERY),
+    **pages("authorize", AUTHORIZE_SUMMARY, "post"),
+)

@@ -1,15 +1,19 @@
-"""RFC 8414 authorization server metadata at ``/.well-known/oauth-authorization-server``."""
+"""RFC 8414 authorization server metadata at ``/.well-known/oauth-authorization-server``, and
+the server's OpenAPI description of its own routes at ``/oauth2/openapi.json``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
-from flask import Response, jsonify
+from flask import Response, current_app, jsonify
 
 from auth_server.context import issuer
 from auth_server.grants import GRANT_TYPES
+from auth_server.views.described import Described
 from common.api.constants import SUPPORTED_SCOPES
+from common.openapi import compose
+from common.openapi.parts import json_response, op
 
 SECRET_METHODS = ["client_secret_basic", "client_secret_post"]
 # "none": public clients (no secret, PKCE required) at the token and revocation endpoints.
@@ -44,3 +48,37 @@ def metadata() -> Response:
     resp = jsonify(dict(server_metadata(issuer())))
     resp.headers["Cache-Control"] = "public, max-age=3600"
     return resp
+
+
+def description() -> Response:
+    """Describe this server's routes (its part of the API's document) in OpenAPI 3.1."""
+    return jsonify(compose([current_app.extensions["artcat.openapi"]], issuer()))
+
+
+# Where the part is served when the services run apart (the proxy sends /oauth2/ here).
+DESCRIPTION_PATH = "/oauth2/openapi.json"
+
+bp = Described("discovery", __name__, tag="OAuth")
+bp.declare(
+    "/.well-known/oauth-authorization-server",
+    metadata,
+    get=op(
+        "server_metadata",
+        "Authorization server metadata (RFC 8414)",
+        {
+            "200": json_response(
+                {"type": "object", "required": ["issuer", "token_endpoint"]}, "Metadata"
+            )
+        },
+    ),
+)
+bp.declare(
+    DESCRIPTION_PATH,
+    description,
+    get=op(
+        "get_auth_openapi",
+        "The authorization server's part of this document",
+        {"200": json_response({"type": "object"}, "OpenAPI 3.1")},
+        tags=["service"],
+    ),
+)

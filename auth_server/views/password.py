@@ -35,6 +35,7 @@ from auth_server.mail import Mailer
 from auth_server.ownership import take_over
 from auth_server.revocation import revoke_all
 from auth_server.throttles import login_throttle
+from auth_server.views.described import Described, pages
 from auth_server.web import (
     current_user,
     end_session,
@@ -121,7 +122,7 @@ def forgot_password() -> Response:
         sent = False
         if user is not None and user.enabled and _first_request_lately(user):
             base = services().settings.public_url.rstrip("/")
-            link = base + url_for("account_password_reset", token=reset_token(user))
+            link = base + url_for("password.reset", token=reset_token(user))
             mailer.send_later(user.email, "Reset your password", _reset_email(user, link))
             sent = True
         audit(
@@ -141,7 +142,7 @@ def reset_password(token: str) -> Response:
     with svc.stores.sessions() as db:
         user = user_for_token(db, token)
         if user is None:
-            forgot = (url_for("account_password_forgot"), "Ask for a new link")
+            forgot = (url_for("password.forgot"), "Ask for a new link")
             return error_page(400, EXPIRED_TITLE, EXPIRED_MESSAGE, forgot)
         form = ResetPasswordForm()
         if is_read():
@@ -164,7 +165,7 @@ def reset_password(token: str) -> Response:
     )
     end_session()
     flash("Your password has been changed. Sign in with the new password.")
-    return redirect(url_for("account_sign_in"))
+    return redirect(url_for("session.sign_in"))
 
 
 def _end_what_the_old_password_gave(db: Session, user: User) -> list[Token]:
@@ -189,7 +190,7 @@ def change_password() -> Response:
     with svc.stores.sessions() as db:
         user = current_user(db)
         if user is None:
-            return sign_in_redirect(url_for("account_password_change"))
+            return sign_in_redirect(url_for("password.change"))
         form = ChangePasswordForm()
         if user.password_hash is None or is_read():
             return page("change_password.html", form=form, user=user)
@@ -217,4 +218,25 @@ def change_password() -> Response:
     svc.stores.tokens.tombstone(rows)
     audit("password.changed", user_id=user_id, tokens_expired=len(rows), ip=ip)
     flash("Your password has been changed. Every other session of your account has ended.")
-    return redirect(url_for("account_home"))
+    return redirect(url_for("account.home"))
+
+
+bp = Described("password", __name__, tag="pages")
+bp.declare(
+    "/account/password/forgot",
+    forgot_password,
+    endpoint="forgot",
+    **pages("forgot_password", "Ask for a password reset email", "get", "post"),
+)
+bp.declare(
+    "/account/password/reset/<token>",
+    reset_password,
+    endpoint="reset",
+    **pages("reset_password", "Set a new password", "get", "post"),
+)
+bp.declare(
+    "/account/password/change",
+    change_password,
+    endpoint="change",
+    **pages("change_password", "Change the password", "get", "post"),
+)

@@ -27,6 +27,7 @@ from auth_server.forms import ButtonForm, SignInForm, SignUpForm
 from auth_server.inputs import is_clean
 from auth_server.ownership import mail_confirms, password_may_sign_in
 from auth_server.throttles import login_throttle, sign_up_throttle
+from auth_server.views.described import Described, pages
 from auth_server.views.verify import send_sign_up_note, send_verification
 from auth_server.web import (
     DEFAULT_NEXT,
@@ -236,5 +237,11 @@ def sign_out() -> Response:
     flash("You are signed out. Every session of your account has ended.")
     target = _next_from_request()
     return redirect(
-        url_for("account_sign_in", next=target) if target else url_for("account_sign_in")
+        url_for("session.sign_in", next=target) if target else url_for("session.sign_in")
     )
+
+
+bp = Described("session", __name__, tag="pages")
+bp.declare("/account/sign_in", sign_in, **pages("sign_in", "Sign in", "get", "post"))
+bp.declare("/account/sign_up", sign_up, **pages("sign_up", "Sign up", "get", "post"))
+bp.declare("/account/sign_out", sign_out, **pages("sign_out", "Sign out", "get", "post"))

@@ -12,9 +12,12 @@ from auth_server.inputs import is_clean
 from auth_server.oauth import no_store
 from auth_server.params import request_params
 from auth_server.throttles import xapp_throttle
+from auth_server.token_params import CLIENT_PARAMS
+from auth_server.views.described import URL_NOTE, Described, in_query, properties
 from common.api.constants import BAD_CLIENT, INVALID_TOKEN
 from common.api.errors import AuthError, ParamError, TooManyRequests
 from common.ids import format_ts
+from common.openapi.parts import URL_TEXT, WRITE_ERRORS, body, json_response, op, ref
 
 
 def xapp_token() -> tuple[Response, int, dict[str, str]]:
@@ -89,3 +92,28 @@ def expire_access_token() -> Response:
         "expired_at": format_ts(row.expired_at),
     }
     return no_store(jsonify(body))
+
+
+bp = Described("tokens", __name__, tag="tokens")
+bp.declare(
+    "/api/tokens/xapp_token",
+    xapp_token,
+    post=op(
+        "issue_xapp_token",
+        "Issue an application (XAPP) token",
+        {"201": json_response(ref("XappToken"), "Issued"), **WRITE_ERRORS},
+        description=URL_NOTE,
+        parameters=in_query(CLIENT_PARAMS),
+        requestBody=body(properties(CLIENT_PARAMS), ["client_id", "client_secret"]),
+    ),
+)
+bp.declare(
+    "/api/tokens/access_token",
+    expire_access_token,
+    delete=op(
+        "expire_access_token",
+        "Expire an access token",
+        {"200": json_response(ref("ExpiredToken"), "Expired"), **WRITE_ERRORS},
+        parameters=[{"name": "access_token", "in": "query", "schema": URL_TEXT}],
+    ),
+)

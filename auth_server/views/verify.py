@@ -30,6 +30,7 @@ from auth_server.context import services
 from auth_server.forms import ConfirmEmailForm, valid_with_password
 from auth_server.mail import Mailer
 from auth_server.ownership import mail_confirms, take_over
+from auth_server.views.described import Described, pages
 from auth_server.web import (
     DEFAULT_NEXT,
     current_user,
@@ -102,7 +103,7 @@ def send_verification(user: User, next_path: str = "") -> bool:
     """Send the user a link to confirm their address (at most once a minute); tell if sent."""
     if not _first_lately("verify", user, RESEND_INTERVAL):
         return False
-    link = _link("account_email_verify", token=verification_token(user, next_path))
+    link = _link("verify.verify_email", token=verification_token(user, next_path))
     hours = services().settings.email_verification_ttl // 3600
     body = (
         f"Hello {user.name},\n\n"
@@ -123,8 +124,8 @@ def send_sign_up_note(user: User) -> bool:
     body = (
         f"Hello {user.name},\n\n"
         "Someone tried to create an account with this email address, which already has one.\n\n"
-        f"If it was you, sign in: {_link('account_sign_in')}\n"
-        f"Forgot your password? Choose a new one: {_link('account_password_forgot')}\n\n"
+        f"If it was you, sign in: {_link('session.sign_in')}\n"
+        f"Forgot your password? Choose a new one: {_link('password.forgot')}\n\n"
         "If it was not you, nothing has changed and you can ignore this message. If you never "
         "created an account here, someone else did with your address: choosing a new password "
         "through the second link makes it yours and signs everyone else out.\n"
@@ -185,11 +186,25 @@ def resend_verification() -> Response:
     with services().stores.sessions() as db:
         user = current_user(db)
         if user is None:
-            return sign_in_redirect(url_for("account_home"))
+            return sign_in_redirect(url_for("account.home"))
         if user.email_verified_at is None and not mail_confirms():
             flash("This service sends no email, so it cannot confirm addresses.")
         elif user.email_verified_at is None:
             sent = send_verification(user)
             audit("email.verification_sent", user_id=user.id, sent=sent, ip=request.remote_addr)
             flash(f"A confirmation link is on its way to {user.email}.")
-    return redirect(url_for("account_home"))
+    return redirect(url_for("account.home"))
+
+
+bp = Described("verify", __name__, tag="pages")
+bp.declare(
+    "/account/email/verify",
+    verify_email,
+    **pages("verify_email", "Confirm the email address", "get", "post"),
+)
+bp.declare(
+    "/account/email/resend",
+    resend_verification,
+    endpoint="resend",
+    **pages("resend_verification", "Send a new email confirmation link", "post"),
+)

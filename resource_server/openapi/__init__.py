@@ -1,27 +1,33 @@
-"""The OpenAPI 3.1 document of both services, generated from the route declarations."""
+"""The catalog's part of the OpenAPI 3.1 document, generated from its route table, and the
+whole document: this part composed with the authorization server's (``common.openapi``)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
 from common.api.paging import MAX_OFFSET
-from resource_server.openapi.auth_ops import AUTH_API, AUTH_SCHEMAS
+from common.openapi import AUTH_PART, Part, compose, describe, stored_part
+from common.openapi.parts import ANY_TOKEN, ERROR_RESPONSES, ID_PATH, NO_NUL, USER, Op
+from common.openapi.parts import json_response as _json
 from resource_server.openapi.catalog_ops import CATALOG_SCHEMAS, CATALOG_WRITES
-from resource_server.openapi.pages import AUTH_PAGES
-from resource_server.openapi.parts import (
-    ERROR_RESPONSES,
-    HEAD_TOO_LARGE,
-    ID_PATH,
-    NO_NUL,
-    URL_TEXT,
-    Op,
-)
-from resource_server.openapi.parts import json_response as _json
-from resource_server.openapi.schemas import ACCOUNTS, CATALOG, COMMON, components, schema_name
+from resource_server.openapi.pages import CATALOG_PAGES
+from resource_server.openapi.schemas import ACCOUNTS, CATALOG, CATALOG_COMMON, schema_name
 from resource_server.params import Param
 from resource_server.routes import CollectionRoute, PlainRoute
+
+
+class Mounted(Protocol):
+    """A route of the route table, with the tag its operations are listed under."""
+
+    @property
+    def route(self) -> CollectionRoute | PlainRoute:
+        """The route."""
+
+    @property
+    def tag(self) -> str:
+        """The tag of its operations."""
+
 
 PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
     "id": {"type": "string", "pattern": "^[0-9a-f]{24}$"},
@@ -63,12 +69,9 @@ PAGING = [
     {"name": "sample", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
 ]
 # The token a route's ``auth`` level asks for: any token (``app``) or a user's (``user``).
-SECURITY: dict[str, list[dict[str, list[str]]]] = {
-    "app": [{"xappToken": []}, {"accessToken": []}, {"bearer": []}],
-    "user": [{"accessToken": []}, {"bearer": []}],
-}
+SECURITY: dict[str, list[dict[str, list[str]]]] = {"app": ANY_TOKEN, "user": USER}
 # The operations not generated from a collection route, declared by concern.
-EXTRA_OPERATIONS: dict[tuple[str, str], Op] = {**CATALOG_WRITES, **AUTH_API, **AUTH_PAGES}
+EXTRA_OPERATIONS: dict[tuple[str, str], Op] = {**CATALOG_WRITES, **CATALOG_PAGES}
 
 
 def _ref(name: str) -> dict[str, Any]:
@@ -93,7 +96,7 @@ def _page_schema(plural: str, item: str, *, sets: bool = False) -> dict[str, Any
     }
 
 
-def collection_operations(route: CollectionRoute) -> dict[str, dict[str, Any]]:
+def collection_operations(route: CollectionRoute, tag: str) -> dict[str, dict[str, Any]]:
     """Return the generated GET operations of a collection route and its item route."""
     name = schema_name(route)
     sets = any(p.name.startswith("similar_to_") for p in route.filters)
@@ -106,6 +109,7 @@ def collection_operations(route: CollectionRoute) -> dict[str, dict[str, Any]]:
         f"/api{route.path}": {
             "get": {
                 "operationId": f"list_{route.rel}",
+                "tags": [tag],
                 "summary": f"List {route.rel.replace('_', ' ')}",
                 "parameters": [_param(p) for p in route.filters] + (PAGING if route.paged else []),
                 "security": SECURITY[route.auth],
@@ -121,6 +125,7 @@ def collection_operations(route: CollectionRoute) -> dict[str, dict[str, Any]]:
         ops[f"/api{route.item_path}"] = {
             "get": {
                 "operationId": f"get_{route.item_rel}",
+                "tags": [tag],
                 "summary": f"Show one {route.item_rel.replace('_', ' ')}",
                 "parameters": [ID_PATH]
                 + [
@@ -143,36 +148,28 @@ def collection_operations(route: CollectionRoute) -> dict[str, dict[str, Any]]:
     return ops
 
 
-def build_document(
-    routes: Sequence[CollectionRoute | PlainRoute], server_url: str
-) -> dict[str, Any]:
-    """Build the whole document: generated catalog operations plus the declared others."""
-    paths: dict[str, dict[str, Any]] = {}
-    for route in routes:
-        if isinstance(route, CollectionRoute):
-            for path, ops in collection_operations(route).items():
-                paths.setdefault(path, {}).update(ops)
+def operations(table: Sequence[Mounted]) -> Iterator[tuple[str, str, Op]]:
+    """Yield the catalog's operations: generated for each collection, then the declared."""
+    for mount in table:
+        if isinstance(mount.route, CollectionRoute):
+            for path, ops in collection_operations(mount.route, mount.tag).items():
+                for method, op in ops.items():
+                    # A declared operation stands for the generated one (search's).
+                    if (path, method) not in EXTRA_OPERATIONS:
+                        yield path, method, op
+    # A declared operation is listed under its route's tag (an item's: its collection's).
+    tags = {f"/api{mount.route.path}": mount.tag for mount in table}
     for (path, method), op in EXTRA_OPERATIONS.items():
-        paths.setdefault(path, {})[method] = op
-    for path, ops in paths.items():
-        for method, op in ops.items():
-            ops[method] = {**op, "responses": {**op["responses"], "431": HEAD_TOO_LARGE}}
-        if "get" in ops and "head" not in ops:
-            ops["head"] = {**ops["get"], "operationId": ops["get"]["operationId"] + "_head"}
-        for name in re.findall(r"\{([^}]+)\}", path):
-            for method, op in ops.items():
-                params = op.get("parameters", [])
-                if not any(p.get("in") == "path" and p.get("name") == name for p in params):
-                    path_param = {"name": name, "in": "path", "required": True, "schema": URL_TEXT}
-                    ops[method] = {**op, "parameters": [path_param, *params]}
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "artcat",
-            "version": "2",
-            "description": "An art catalog served as JSON+HAL, and its OAuth2 server.",
-        },
-        "servers": [{"url": server_url}],
-        "paths": dict(sorted(paths.items())),
-        "components": components(CATALOG, ACCOUNTS, COMMON, CATALOG_SCHEMAS, AUTH_SCHEMAS),
-    }
+        tag = tags.get(path.removesuffix("/{id}"))
+        yield path, method, ({"tags": [tag], **op} if tag and "tags" not in op else op)
+
+
+def build_part(table: Sequence[Mounted]) -> Part:
+    """Return the catalog's part of the document (its own routes only)."""
+    return describe(operations(table), {**CATALOG, **ACCOUNTS, **CATALOG_COMMON, **CATALOG_SCHEMAS})
+
+
+def build_document(table: Sequence[Mounted], server_url: str) -> dict[str, Any]:
+    """Return the whole document: the catalog's part and the authorization server's, written
+    at build time (the catalog never describes the other server's routes itself)."""
+    return compose([build_part(table), stored_part(AUTH_PART)], server_url)

@@ -1,38 +1,25 @@
-"""JSON Schemas (OpenAPI 3.1 components) of every representation the services render."""
+"""JSON Schemas (OpenAPI 3.1 components) of every representation the catalog renders."""
 
 from __future__ import annotations
 
 from typing import Any
 
-Schema = dict[str, Any]
+from common.openapi.parts import (
+    BOOL,
+    ID,
+    INT,
+    STR,
+    STRINGS,
+    TS,
+    Schema,
+    links_with,
+    null,
+    obj,
+    ref,
+)
 
-ID: Schema = {"type": "string", "pattern": "^[0-9a-f]{24}$"}
-TS: Schema = {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$"}
 TS_MS: Schema = {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"}
-STR: Schema = {"type": "string"}
-INT: Schema = {"type": "integer"}
 NUM: Schema = {"type": "number"}
-BOOL: Schema = {"type": "boolean"}
-STRINGS: Schema = {"type": "array", "items": STR}
-
-
-def null(schema: Schema) -> Schema:
-    """Allow null besides the schema."""
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
-def ref(name: str) -> Schema:
-    """Refer to a component schema."""
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def obj(required: dict[str, Schema], optional: dict[str, Schema] | None = None) -> Schema:
-    """An object with required (and optional) properties; more properties are allowed."""
-    return {
-        "type": "object",
-        "required": list(required),
-        "properties": {**required, **(optional or {})},
-    }
 
 
 def resource(fields: dict[str, Schema], links: list[str], embedded: Schema | None = None) -> Schema:
@@ -41,15 +28,6 @@ def resource(fields: dict[str, Schema], links: list[str], embedded: Schema | Non
     if embedded is not None:
         required["_embedded"] = embedded
     return obj(required)
-
-
-def links_with(rels: list[str]) -> Schema:
-    """A ``_links`` object: every value a link, the named relations required."""
-    return {
-        "type": "object",
-        "required": rels,
-        "additionalProperties": ref("Link"),
-    }
 
 
 STAMPS = {"id": ID, "created_at": TS, "updated_at": TS}
@@ -293,50 +271,15 @@ ACCOUNTS: dict[str, Schema] = {
     ),
 }
 
-COMMON: dict[str, Schema] = {
-    "Link": obj({"href": STR}, {"templated": BOOL}),
+# The catalog's own shared schemas (the common ones are ``common.openapi.parts.COMMON``).
+CATALOG_COMMON: dict[str, Schema] = {
     "PageLinks": links_with(["self"]),
-    "Error": obj(
-        {"type": STR, "message": STR},
-        {"detail": {"type": "object", "additionalProperties": STRINGS}},
-    ),
-    "MediaTypeError": obj({"error": STR}),
-    "Redirect": obj({"_links": obj({"location": ref("Link")})}),
     "Root": obj({"_links": links_with(["self"])}),
     "Status": obj(
         {"status": {"type": "string", "enum": ["good", "minor", "major"]}, "updated_at": TS},
         {"_links": links_with(["self"])},
     ),
-    "Health": obj({"status": STR}, {"checks": {"type": "object"}}),
 }
-
-
-def components(*groups: dict[str, Schema]) -> dict[str, Any]:
-    """Merge schema groups into the ``components`` object, with the security schemes."""
-    schemas: dict[str, Schema] = {}
-    for group in groups:
-        schemas.update(group)
-    return {
-        "schemas": dict(sorted(schemas.items())),
-        "securitySchemes": {
-            "xappToken": {"type": "apiKey", "in": "header", "name": "X-Xapp-Token"},
-            "accessToken": {"type": "apiKey", "in": "header", "name": "X-Access-Token"},
-            "bearer": {"type": "http", "scheme": "bearer"},
-            # How tokens are had: the flows of the authorization server (RFC 6749).
-            "oauth2": {
-                "type": "oauth2",
-                "flows": {
-                    "authorizationCode": {
-                        "authorizationUrl": "/oauth2/authorize",
-                        "tokenUrl": "/oauth2/access_token",
-                        "scopes": {"offline_access": "A token that lasts 25 years, not 60 days"},
-                    },
-                    "password": {"tokenUrl": "/oauth2/access_token", "scopes": {}},
-                    "clientCredentials": {"tokenUrl": "/oauth2/access_token", "scopes": {}},
-                },
-            },
-        },
-    }
 
 
 def schema_name(route: Any) -> str:

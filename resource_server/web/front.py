@@ -17,9 +17,16 @@ from resource_server.routes import CollectionRoute, PlainRoute
 from resource_server.web.catalog import KINDS
 from resource_server.web.render import DOCS_CSP, HERE, SECURITY_HEADERS, render
 
-# The only Swagger UI files the docs page loads; nothing else of the package is served.
-DOCS_ASSETS = ("swagger-ui.css", "swagger-ui-bundle.js")
+# The only Swagger UI files the docs page loads, and its OAuth redirect page (the "Authorize"
+# button's flow comes back there); nothing else of the package is served.
+DOCS_ASSETS = (
+    "swagger-ui.css",
+    "swagger-ui-bundle.js",
+    "oauth2-redirect.html",
+    "oauth2-redirect.js",
+)
 STATIC_FILES = ("site.css", "docs.js")
+REDIRECT_PAGE_CSP = "default-src 'none'; script-src 'self'; base-uri 'none'; frame-ancestors 'none'"
 # Versioned by the package, so browsers may keep them for a day.
 ASSET_CACHE = "public, max-age=86400"
 
@@ -69,7 +76,8 @@ class Docs(Resource):
 
 
 class DocsAsset(Resource):
-    """``/docs/assets/{name}``: Swagger UI's script and stylesheet, from its package."""
+    """``/docs/assets/{name}``: Swagger UI's script, stylesheet and OAuth redirect page, from
+    its package."""
 
     auth = "none"
 
@@ -78,6 +86,10 @@ class DocsAsset(Resource):
         if name not in DOCS_ASSETS:
             raise falcon.HTTPNotFound()
         _send_file(resp, Path(str(swagger_ui_path)) / name)
+        if name.endswith(".html"):
+            # The redirect page only runs its script (from here) and hands the code back to
+            # the docs page that opened it.
+            resp.set_header("Content-Security-Policy", REDIRECT_PAGE_CSP)
 
 
 class Static(Resource):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 from openapi_spec_validator import validate
 
+from common.openapi import compose
+from resource_server.app import ROUTE_TABLE
+from resource_server.openapi import build_part
 from tests.functional import conftest
 from tests.functional.conftest import LiveServer
 from tests.openapi_check import check_response, document, operation_for
@@ -19,6 +23,50 @@ def test_document_is_served_without_a_token(resource_server: LiveServer) -> None
     validate(doc)
     assert doc["servers"] == [{"url": resource_server.url}]
     assert "/api/artists" in doc["paths"] and "/oauth2/access_token" in doc["paths"]
+
+
+def _get(url: str) -> dict[str, Any]:
+    r = requests.get(url, timeout=10)
+    assert r.status_code == 200, (url, r.status_code)
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def test_the_auth_server_serves_its_own_part(auth_server: LiveServer) -> None:
+    part = _get(f"{auth_server.url}/oauth2/openapi.json")
+    validate(part)
+    assert part["servers"] == [{"url": auth_server.url}]
+    assert "/oauth2/access_token" in part["paths"] and "/account/sign_in" in part["paths"]
+    assert not [path for path in part["paths"] if path.startswith(("/api/artists", "/docs"))]
+
+
+def test_the_document_is_the_same_whether_the_services_run_together_or_apart(
+    resource_server: LiveServer, auth_server: LiveServer, combined_server: LiveServer
+) -> None:
+    apart = _get(f"{resource_server.url}/api/openapi.json")
+    together = _get(f"{combined_server.url}/api/openapi.json")
+    # Composed here from what each service says of itself (the auth server's part as served).
+    auth_part = _get(f"{auth_server.url}/oauth2/openapi.json")
+    parts = compose([build_part(ROUTE_TABLE), auth_part], "http://x")
+    validate(together)
+    for doc in (apart, together, parts):
+        doc.pop("servers")
+    assert apart == together == parts
+
+
+def test_the_docs_serve_the_oauth2_redirect_page(resource_server: LiveServer) -> None:
+    page = requests.get(f"{resource_server.url}/docs/assets/oauth2-redirect.html", timeout=10)
+    assert page.status_code == 200
+    assert page.headers["Content-Type"].startswith("text/html")
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    assert 'src="oauth2-redirect.js"' in page.text
+    script = requests.get(f"{resource_server.url}/docs/assets/oauth2-redirect.js", timeout=10)
+    assert script.status_code == 200 and "swaggerUIRedirectOauth2" in script.text
+    docs = requests.get(f"{resource_server.url}/docs", timeout=10).text
+    assert 'data-oauth2-redirect="/docs/assets/oauth2-redirect.html"' in docs
+    # The docs show the API's operations; /docs?pages also shows the HTML pages'.
+    assert 'href="/docs?pages"' in docs
+    assert requests.get(f"{resource_server.url}/docs?pages", timeout=10).status_code == 200
 
 
 def test_every_response_of_the_servers_is_checked(resource_server: LiveServer) -> None:

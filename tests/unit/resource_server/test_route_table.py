@@ -4,7 +4,7 @@ parameters are described from the table the authorization server reads them by."
 from __future__ import annotations
 
 from auth_server.server import KNOWN_PARAMS
-from common.token_params import GRANT_TYPES, OAUTH_PROVIDERS, TOKEN_HINT_PARAMS, TOKEN_PARAMS
+from auth_server.token_params import GRANT_TYPES, OAUTH_PROVIDERS, TOKEN_HINT_PARAMS, TOKEN_PARAMS
 from resource_server.app import ROOT_ROUTES, ROUTE_TABLE
 from resource_server.openapi import build_document
 from resource_server.resources.catalog_pages import CatalogItem, CatalogList, Responder
@@ -32,7 +32,7 @@ def test_user_routes_answer_with_the_route_auth() -> None:
 
 
 def test_token_request_is_described_from_the_shared_table() -> None:
-    doc = build_document(ROOT_ROUTES, "http://127.0.0.1")
+    doc = build_document(ROUTE_TABLE, "http://127.0.0.1")
     body = doc["paths"]["/oauth2/access_token"]["post"]["requestBody"]["content"]
     schema = body["application/json"]["schema"]
     assert list(schema["properties"]) == list(TOKEN_PARAMS)

@@ -1,12 +1,60 @@
-"""The building blocks of the OpenAPI operations: responses, bodies, rules and security."""
+"""The building blocks of the OpenAPI operations both services describe: schemas, responses,
+bodies, rules and security."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from resource_server.openapi.schemas import Schema, ref
-
+Schema = dict[str, Any]
 Op = dict[str, Any]
+
+ID: Schema = {"type": "string", "pattern": "^[0-9a-f]{24}$"}
+TS: Schema = {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$"}
+STR: Schema = {"type": "string"}
+INT: Schema = {"type": "integer"}
+BOOL: Schema = {"type": "boolean"}
+STRINGS: Schema = {"type": "array", "items": STR}
+
+
+def null(schema: Schema) -> Schema:
+    """Allow null besides the schema."""
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def ref(name: str) -> Schema:
+    """Refer to a component schema."""
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def obj(required: dict[str, Schema], optional: dict[str, Schema] | None = None) -> Schema:
+    """An object with required (and optional) properties; more properties are allowed."""
+    return {
+        "type": "object",
+        "required": list(required),
+        "properties": {**required, **(optional or {})},
+    }
+
+
+def links_with(rels: list[str]) -> Schema:
+    """A ``_links`` object: every value a link, the named relations required."""
+    return {
+        "type": "object",
+        "required": rels,
+        "additionalProperties": ref("Link"),
+    }
+
+
+# The schemas every service's responses use: errors, links, redirects and health.
+COMMON: dict[str, Schema] = {
+    "Link": obj({"href": STR}, {"templated": BOOL}),
+    "Error": obj(
+        {"type": STR, "message": STR},
+        {"detail": {"type": "object", "additionalProperties": STRINGS}},
+    ),
+    "MediaTypeError": obj({"error": STR}),
+    "Redirect": obj({"_links": obj({"location": ref("Link")})}),
+    "Health": obj({"status": STR}, {"checks": {"type": "object"}}),
+}
 
 
 def json_response(schema: Schema, description: str) -> Op:
@@ -64,8 +112,10 @@ POSITION: Schema = {
     "maximum": 2**31 - 1,
     "description": "1 to the number of items in the collection (a 400 beyond it)",
 }
-USER: list[dict[str, list[str]]] = [{"accessToken": []}, {"bearer": []}]
-ANY_TOKEN: list[dict[str, list[str]]] = [{"xappToken": []}, {"accessToken": []}, {"bearer": []}]
+# The token an operation asks for: a user's, or any (an application's XAPP token too). A token
+# had through the OAuth flows is sent as a bearer token.
+USER: list[dict[str, list[str]]] = [{"accessToken": []}, {"bearer": []}, {"oauth2": []}]
+ANY_TOKEN: list[dict[str, list[str]]] = [{"xappToken": []}, *USER]
 # Any NUL in a URL is a 400 before any lookup (no text column holds one).
 NO_NUL = "^[^\\u0000]*$"
 SOME_TEXT = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
@@ -86,7 +136,35 @@ def body(properties: dict[str, Schema], required: list[str] | None = None) -> Op
     }
 
 
-def op(summary: str, responses: dict[str, Op], **extra: Any) -> Op:
-    """Return one operation with a stable operationId derived from its summary."""
-    op_id = "".join(c if c.isalnum() else "_" for c in summary.lower()).strip("_")
+def op(op_id: str, summary: str, responses: dict[str, Op], **extra: Any) -> Op:
+    """Return one operation: a short, stable ``operationId``, its summary and responses."""
     return {"operationId": op_id, "summary": summary, "responses": responses, **extra}
+
+
+# The HTML pages: what any of them may answer.
+PAGE_RESPONSES: dict[str, Op] = {
+    "200": html_response("An HTML page"),
+    "201": html_response("An application registered (its secret is shown once)"),
+    "302": {"description": "A redirect"},
+    "400": html_response("Error"),
+    # An unknown application is an HTML page; an unknown route or file is JSON.
+    "404": {
+        "description": "Not found",
+        "content": {**html_response("")["content"], **ERROR["content"]},
+    },
+    "413": TOO_LARGE,
+    "429": html_response(
+        "Too many requests (sign-in attempts, or pages from one address): Retry-After"
+    ),
+}
+
+
+def page(op_id: str, summary: str, method: str, **extra: Any) -> Op:
+    """Return the operation of an HTML page (tagged ``pages``: /docs hides them at first)."""
+    return op(
+        f"page_{op_id}_{method}",
+        f"{summary} ({method.upper()})",
+        PAGE_RESPONSES,
+        tags=["pages"],
+        **extra,
+    )

@@ -1,6 +1,6 @@
-"""The parameters of the token endpoints (``/oauth2/access_token``, ``/oauth2/revoke``,
-``/oauth2/introspect``), named in one place: the auth service reads and checks them, and the
-OpenAPI document (served by the resource service) describes them.
+"""The parameters of the OAuth endpoints (``/oauth2/authorize``, ``/oauth2/access_token``,
+``/oauth2/revoke``, ``/oauth2/introspect``), named in one place: the server reads and checks
+them, and its OpenAPI description lists them.
 
 Each parameter has a kind: ``"credential"`` (a client credential or a token: never blank),
 ``"text"``, or the tuple of values it may take.
@@ -8,8 +8,16 @@ Each parameter has a kind: ``"credential"`` (a client credential or a token: nev
 
 from __future__ import annotations
 
-from common.authorize_params import AUTHORIZE_PARAMS
-
+# The query parameters of the browser sign-in (``/oauth2/authorize``).
+AUTHORIZE_PARAMS = (
+    "client_id",
+    "redirect_uri",
+    "response_type",
+    "state",
+    "scope",
+    "code_challenge",
+    "code_challenge_method",
+)
 Kind = str | tuple[str, ...]
 CREDENTIAL: Kind = "credential"
 TEXT: Kind = "text"
