@@ -34,11 +34,10 @@ THROTTLED_MS = 1.0
 
 
 def baseline_for(name: str, figures: Figures, res: Mapping[str, Figures]) -> float | None:
-    """Return the baseline's req/s at the path's connections (at 32 when not measured)."""
+    """Return the baseline's req/s at the path's connections (None when not measured)."""
     if name.startswith("baseline"):
         return None
-    conns = int(figures.get("connections", 32))
-    base = res.get(f"baseline c{conns}") or res.get("baseline c32")
+    base = res.get(f"baseline c{int(figures.get('connections', 32))}")
     return base["rps"] if base else None
 
 
@@ -54,8 +53,7 @@ def spread(name: str, runs: Mapping[str, Sequence[Figures]]) -> str:
     mine = [] if name.startswith("baseline") else runs.get(name, [])
     ratios = []
     for i, figures in enumerate(mine):
-        conns = int(figures.get("connections", 32))
-        base = runs.get(f"baseline c{conns}") or runs.get("baseline c32") or []
+        base = runs.get(f"baseline c{int(figures.get('connections', 32))}", [])
         if i < len(base) and base[i]["rps"]:
             ratios.append(figures["rps"] / base[i]["rps"])
     if len(ratios) < 2:

@@ -99,7 +99,14 @@ def auth_scenarios(fx: Fixture) -> list[Scenario]:
 def only_paths(scenarios: list[Scenario], names: str) -> list[Scenario]:
     """Keep the paths whose names start with one of ``names`` (comma-separated).
 
-    The baseline at 32 connections always stays: the ratios are taken against it.
+    The baseline stays at 32 connections (the targets are taken against it) and at the
+    connections of every path kept: each ratio is taken at the same load.
     """
     wanted = tuple(p.strip() for p in names.split(",") if p.strip())
-    return [s for s in scenarios if s.name == BASELINE or s.name.startswith(wanted)]
+    kept = [s for s in scenarios if s.server != "baseline" and s.name.startswith(wanted)]
+    loads = {32} | {s.connections for s in kept}
+    return [
+        s
+        for s in scenarios
+        if s in kept or (s.server == "baseline" and (s.name == BASELINE or s.connections in loads))
+    ]

@@ -65,6 +65,12 @@ def test_the_table_of_a_setup() -> None:
     )
 
 
+def test_no_ratio_without_a_baseline_at_the_same_load() -> None:
+    """A path run at connections the baseline was not run at gets no ratio."""
+    res = {"baseline c32": figures(10_000), "throttled sign-in c1": figures(800, 1)}
+    assert "| throttled sign-in c1 | 800 |  |  |" in report.paths_table("auth", res)
+
+
 def test_the_verdicts_against_the_targets() -> None:
     """Each target is stated with its measured ratio; a slow tail is named."""
     res = {name: median_of(runs) for name, runs in RUNS.items()}
@@ -93,6 +99,8 @@ def test_the_paths_option_keeps_the_baseline() -> None:
         "list size=20 uncached",
         "search uncached",
     ]
+    loads = scenarios(parse_args(["--only", "catalog", "--paths", "artwork c8"]), fx)
+    assert [s.name for s in loads] == ["baseline c8", "artwork c8", BASELINE]
     compared = scenarios(parse_args(["--only", "catalog", "--compare", "."]), fx)
     assert "artwork uncached c32 (before)" in [s.name for s in compared]
     assert {s.server for s in compared} >= {"resource-before", "uncached-before", "baseline"}
