@@ -3,12 +3,13 @@
 Absolute requests a second say as much about the machine and its neighbours as about the
 service; a ratio against the falcon hello-world measured in the same run, on the same server
 and the same cores, says what the service costs above a minimal app. So the targets are
-ratios, and each path's ratio is also given run by run (its lowest and highest), which shows
-how much the machine moved under the figures.
+ratios. Each is taken run by run, a path against the baseline of the same round, and the
+median kept; the lowest and highest show how much the machine moved under the figures.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,12 +34,34 @@ XAPP_PER_S = 1000
 THROTTLED_MS = 1.0
 
 
-def baseline_for(name: str, figures: Figures, res: Mapping[str, Figures]) -> float | None:
-    """Return the baseline's req/s at the path's connections (None when not measured)."""
+Runs = Mapping[str, Sequence[Figures]]
+
+
+def baseline_for(name: str, figures: Figures) -> str | None:
+    """Return the name of the baseline at the path's connections (None for a baseline)."""
     if name.startswith("baseline"):
         return None
-    base = res.get(f"baseline c{int(figures.get('connections', 32))}")
-    return base["rps"] if base else None
+    return f"baseline c{int(figures.get('connections', 32))}"
+
+
+def paired(name: str, other: str, runs: Runs) -> list[float]:
+    """Return the ratios of ``name`` to ``other`` run by run, each within one round."""
+    pairs = zip(runs.get(name, []), runs.get(other, []), strict=False)  # a path left out: none
+    return [a["rps"] / b["rps"] for a, b in pairs if b["rps"]]
+
+
+def ratio(name: str, other: str | None, res: Mapping[str, Figures], runs: Runs) -> float | None:
+    """Return the median of the run-by-run ratios (without runs, the ratio of the medians).
+
+    Two paths of one round ran a minute apart at most; the median of such pairs holds better
+    than a ratio of medians when the machine's load moves between rounds.
+    """
+    if other is None or other not in res or name not in res:
+        return None
+    pairs = paired(name, other, runs)
+    if pairs:
+        return statistics.median(pairs)
+    return res[name]["rps"] / res[other]["rps"] if res[other]["rps"] else None
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
@@ -48,32 +71,19 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def spread(name: str, runs: Mapping[str, Sequence[Figures]]) -> str:
-    """Return the lowest and highest of a path's run-by-run ratios to the baseline."""
-    mine = [] if name.startswith("baseline") else runs.get(name, [])
-    ratios = []
-    for i, figures in enumerate(mine):
-        base = runs.get(f"baseline c{int(figures.get('connections', 32))}", [])
-        if i < len(base) and base[i]["rps"]:
-            ratios.append(figures["rps"] / base[i]["rps"])
-    if len(ratios) < 2:
-        return ""
-    return f"{min(ratios):.0%}-{max(ratios):.0%}"
-
-
-def paths_table(
-    title: str, res: Mapping[str, Figures], runs: Mapping[str, Sequence[Figures]] | None = None
-) -> str:
+def paths_table(title: str, res: Mapping[str, Figures], runs: Runs | None = None) -> str:
     """Render the figures of one setup: medians, and each path's ratio to the baseline."""
     rows = []
     for name, r in res.items():
-        base = baseline_for(name, r, res)
+        base = baseline_for(name, r)
+        share = ratio(name, base, res, runs or {})
+        pairs = paired(name, base, runs or {}) if base else []
         rows.append(
             [
                 name,
                 f"{r['rps']:,.0f}",
-                f"{r['rps'] / base:.0%}" if base else "",
-                spread(name, runs or {}),
+                f"{share:.0%}" if share is not None else "",
+                f"{min(pairs):.0%}-{max(pairs):.0%}" if len(pairs) > 1 else "",
                 f"{r['p50']:.1f}",
                 f"{r['p90']:.1f}",
                 f"{r['p99']:.1f}",
@@ -83,18 +93,17 @@ def paths_table(
     return f"### {title}\n\n" + table(rows, header)
 
 
-def verdicts(res: Mapping[str, Figures]) -> list[str]:
+def verdicts(res: Mapping[str, Figures], runs: Runs | None = None) -> list[str]:
     """Check the targets against one setup's figures."""
     out = []
-    base = res.get("baseline c32", {}).get("rps")
     for name, target, label in RATIO_TARGETS:
-        if base and name in res:
-            ratio = res[name]["rps"] / base
-            out.append(f"{label}/baseline at 32 connections: {ratio:.0%} (target {target:.0%})")
+        share = ratio(name, "baseline c32", res, runs or {})
+        if share is not None:
+            out.append(f"{label}/baseline at 32 connections: {share:.0%} (target {target:.0%})")
     for name, other, target in PAIR_TARGETS:
-        if name in res and other in res:
-            ratio = res[name]["rps"] / res[other]["rps"]
-            out.append(f"{name}/{other}: {ratio:.0%} (target at least {target:.0%})")
+        share = ratio(name, other, res, runs or {})
+        if share is not None:
+            out.append(f"{name}/{other}: {share:.0%} (target at least {target:.0%})")
     slow = [
         f"{name} {r['p99']:.1f} ms"
         for name, r in res.items()
@@ -107,9 +116,10 @@ def verdicts(res: Mapping[str, Figures]) -> list[str]:
     )
     if "xapp c32" in res:
         rps = res["xapp c32"]["rps"]
-        share = f", {rps / base:.0%} of the baseline" if base else ""
+        xapp = ratio("xapp c32", "baseline c32", res, runs or {})
+        of_base = f", {xapp:.0%} of the baseline" if xapp is not None else ""
         out.append(
-            f"XAPP token issuance at 32 connections: {rps:,.0f}/s{share} "
+            f"XAPP token issuance at 32 connections: {rps:,.0f}/s{of_base} "
             f"(target at least {XAPP_PER_S:,}/s)"
         )
     if "throttled sign-in c1" in res:
@@ -158,4 +168,5 @@ def setup_section(
     notes: Sequence[str],
 ) -> list[str]:
     """One serving setup's table, its verdicts and notes."""
-    return [paths_table(title, res, runs), "", *(f"- {v}" for v in [*verdicts(res), *notes]), ""]
+    lines = [*verdicts(res, runs), *notes]
+    return [paths_table(title, res, runs), "", *(f"- {v}" for v in lines), ""]

@@ -65,6 +65,18 @@ def test_the_table_of_a_setup() -> None:
     )
 
 
+def test_the_ratio_is_the_median_of_the_rounds_ratios() -> None:
+    """Each round's path against the same round's baseline: a busy round moves both."""
+    runs = {
+        "baseline c32": [figures(10_000), figures(20_000), figures(30_000)],
+        "search": [figures(9_000), figures(4_000), figures(6_000)],
+    }
+    res = {name: median_of(r) for name, r in runs.items()}
+    assert "| search | 6,000 | 20% | 20%-90% |" in report.paths_table("pinned", res, runs)
+    assert report.verdicts(res, runs)[0] == "search/baseline at 32 connections: 20% (target 10%)"
+    assert report.verdicts(res)[0] == "search/baseline at 32 connections: 30% (target 10%)"
+
+
 def test_no_ratio_without_a_baseline_at_the_same_load() -> None:
     """A path run at connections the baseline was not run at gets no ratio."""
     res = {"baseline c32": figures(10_000), "throttled sign-in c1": figures(800, 1)}
@@ -74,7 +86,7 @@ def test_no_ratio_without_a_baseline_at_the_same_load() -> None:
 def test_the_verdicts_against_the_targets() -> None:
     """Each target is stated with its measured ratio; a slow tail is named."""
     res = {name: median_of(runs) for name, runs in RUNS.items()}
-    assert report.verdicts(res) == [
+    assert report.verdicts(res, RUNS) == [
         "artwork, document cached/baseline at 32 connections: 50% (target 50%)",
         "search, caches off/baseline at 32 connections: 5% (target 10%)",
         "p99 under 25 ms (search: 50 ms): not search uncached 80.0 ms",
