@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
+MUSEUM_DATA ?=
 
 .DEFAULT_GOAL := help
 
@@ -16,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
 
-.PHONY: help install run test test-unit test-functional lint audit fmt openapi typecheck migrate migration bench bench-search clean
+.PHONY: help install run test test-unit test-functional lint audit fmt openapi typecheck migrate migration bench bench-search bench-data clean
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -59,10 +60,15 @@ migration: $(STAMP) ## Generate a migration from the models: make migration m="w
 	$(BIN)/python -c 'from alembic import command; from common.db import alembic_config, upgrade; from common.settings import Settings; s = Settings.from_env(); upgrade(s); command.revision(alembic_config(s), message="$(m)", autogenerate=True)'
 
 bench: $(STAMP) ## Run the HTTP benchmark against a falcon baseline (bench/README.md; needs wrk and the museum data)
-	$(BIN)/python bench/http_bench.py $(BENCH_ARGS)
+	$(BIN)/python -m bench.http_bench $(BENCH_ARGS)
 
 bench-search: $(STAMP) ## Run the search benchmark (bench/README.md; needs the museum data loaded)
-	$(BIN)/python bench/search_bench.py
+	$(BIN)/python -m bench.search_bench
+
+bench-data: $(STAMP) ## Load the museums' data for the benchmarks (MUSEUM_DATA=folder with tate/ and cmoa/, else downloaded)
+	$(BIN)/artcat db upgrade
+	$(BIN)/artcat load tate --no-progress $(if $(MUSEUM_DATA),$(MUSEUM_DATA)/tate,--download)
+	$(BIN)/artcat load cmoa --no-progress $(if $(MUSEUM_DATA),$(MUSEUM_DATA)/cmoa,--download)
 
 clean: ## Remove the virtual environment and caches (keeps ./instance)
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -15,7 +15,10 @@ mostly measures the neighbours):
 ``--profile`` adds a cProfile of the gated request, ``--profile CASE`` of the case whose label
 starts so: where its time goes, by own time.
 
-    DATABASE_URL=... REDIS_URL=... python bench/fixed_cost.py --profile "artwork, read"
+    DATABASE_URL=... REDIS_URL=... python -m bench.fixed_cost --profile "artwork, read"
+
+The code measured is the checkout in the current directory: to measure another (the code
+before a change), run the same command from that checkout's folder.
 """
 
 from __future__ import annotations
@@ -29,11 +32,8 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
-
-sys.path.append(str(Path(__file__).resolve().parents[1]))  # after PYTHONPATH: --compare-style runs
 
 from sqlalchemy import delete, select
 

@@ -4,18 +4,14 @@ It is served by the project's own serving code (``artcat serve``'s: waitress in 
 or granian's pinned workers sharing one port), so the service and its baseline differ only in
 what the app does.
 
-    python bench/hello_app.py --port 8100 --workers 1
+    python -m bench.hello_app --port 8100 --workers 1
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import falcon
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.granian_serve import run_granian
 from common.serve import pin_to_one_core, run_waitress

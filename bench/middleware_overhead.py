@@ -5,23 +5,20 @@ Calls a falcon hello-world app in-process (no network), bare and wrapped in the 
 it to stderr), and prints the best of several runs in microseconds of CPU time per request
 (CPU time: on a shared machine, wall time mostly measures the neighbours).
 
-    python bench/middleware_overhead.py
+    python -m bench.middleware_overhead
 """
 
 from __future__ import annotations
 
 import os
 import platform
-import sys
 import time
 import timeit
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import falcon
 import falcon.testing
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import logs
 from common.observability import ROUTE_KEY, Observer
@@ -69,12 +66,10 @@ def main() -> None:
         "+ Observer with access line": logged,
     }
     n = 20_000
-    results = {}
+    results: dict[str, float] = {}
     for _ in range(2):  # interleaved, so that a busy moment hurts every case alike
         for name, app in cases.items():
-            times = timeit.repeat(
-                lambda app=app: run(app), number=n, repeat=7, timer=time.process_time
-            )
+            times = timeit.repeat(partial(run, app), number=n, repeat=7, timer=time.process_time)
             best = min(times) / n * 1e6
             results[name] = min(best, results.get(name, best))
     print(f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")

@@ -2,14 +2,12 @@
 
 No HTTP, no gate: what one request costs the resource server process between the SQL it sends
 and the bytes it answers, measured as process CPU time (so that a loaded shared machine
-inflates it less than wall time). The code measured is the one the interpreter imports: a
-checkout's own virtualenv, or ``PYTHONPATH=<another checkout>`` to compare with another tree:
+inflates it less than wall time). The code measured is the checkout in the current directory:
+to compare with another tree (the code before a change), run the same command from its folder.
 
-    export DATABASE_URL=postgresql://root@127.0.0.1/artcat_bench
-    .venv/bin/python bench/read_path_bench.py
-    PYTHONPATH=../before .venv/bin/python bench/read_path_bench.py
+    DATABASE_URL=postgresql://... python -m bench.read_path_bench
 
-Data: the full museum import (the page after row 100,000 needs that many artworks).
+Data: the museums' import (the page after row 100,000 needs that many artworks).
 """
 
 from __future__ import annotations

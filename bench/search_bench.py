@@ -2,13 +2,11 @@
 
 Runs against the configured database, as the service does (INSTANCE_DIR for SQLite, or
 DATABASE_URL for PostgreSQL; REDIS_URL, or the embedded Redis, for the HTTP part). Import the
-catalog first, for example the full Tate + CMoA sets:
+catalog first (``make bench-data``), then:
 
-    INSTANCE_DIR=/tmp/search_bench artcat load tate --download   (or PATH: a clone)
-    INSTANCE_DIR=/tmp/search_bench artcat load cmoa --download   (or PATH: a clone)
-    INSTANCE_DIR=/tmp/search_bench python bench/search_bench.py --reindex
+    INSTANCE_DIR=/tmp/search_bench python -m bench.search_bench --reindex
 
-Every query of bench/search_queries.txt runs ``--rounds`` times in-process (a session per query,
+Every query of ``search_queries.txt`` runs ``--rounds`` times in-process (a session per query,
 as a request has), after one warm-up pass; then a sample of them over HTTP through a real
 waitress server with an XAPP token (created for the run and deleted after it).
 """

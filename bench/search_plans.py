@@ -3,9 +3,9 @@
 Runs the query interface (``resource_server.search.service.search``) on the catalog's read
 pool (autocommit connections, as the service reads), records each statement with its
 parameters, then runs ``EXPLAIN (ANALYZE, BUFFERS)`` on each and prints the plans and their
-execution times. Against the full import:
+execution times. Against the museums' import:
 
-    DATABASE_URL=postgresql://... python bench/search_plans.py turner portrait "teenie harris"
+    DATABASE_URL=postgresql://... python -m bench.search_plans turner portrait "teenie harris"
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     engine = read_engine(make_engine(ResourceSettings.from_env()))
     if engine.dialect.name != "postgresql":
-        sys.exit("search_plans.py needs DATABASE_URL on PostgreSQL")
+        sys.exit("bench.search_plans needs DATABASE_URL on PostgreSQL")
     for q in args.queries:
         statements = recorded(engine, q, args.size, args.offset)
         print(f"## {q!r} (size {args.size}, offset {args.offset}): {len(statements)} statements")
