@@ -118,9 +118,11 @@ class RequestGate:
         """The round trip: the token's record, the versions, and the hit when the app is known.
 
         The commands are written together on one connection and their replies read in order,
-        as a non-transactional pipeline does. The connection comes from the gate's own idle
-        list, filled from redis-py's pool once: taking one from the pool and giving it back on
-        every request costs more CPU than the rest of the exchange (``_Line``).
+        as a non-transactional pipeline does (``_Line``). The connection comes from the gate's
+        own idle list, filled from redis-py's pool once: a pipeline takes one from the pool and
+        gives it back on every request and keeps a stack and a callback for each command,
+        several times the CPU of this exchange, which shows end to end on every cached catalog
+        read (bench/README.md, "Public interfaces").
         """
         packed = _pack("GET", key) + self._versions_packed
         count = 2
@@ -162,10 +164,10 @@ class _Line:
     """A connection of the gate's own, taken from redis-py's pool once and kept.
 
     redis-py connects it (address, TLS, AUTH, SELECT, Sentinel's master) and parses its
-    replies (with hiredis when it is installed); the exchange writes the packed commands at
-    once and reads their replies in order, as a non-transactional pipeline does, without a
-    pipeline's per-command stack and response callbacks, which cost more than the round trip
-    on a cached catalog read.
+    replies (with hiredis when it is installed). The exchange goes through the connection's
+    public interface, ``send_packed_command`` and ``read_response``: the packed commands
+    written at once, their replies read in order, as a non-transactional pipeline does
+    without its per-request pool checkout, command stack and response callbacks.
     """
 
     __slots__ = ("conn",)
