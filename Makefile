@@ -38,6 +38,7 @@ test-functional: $(STAMP) ## Run the functional tests (real HTTP, database and R
 
 lint: $(STAMP) ## Check style and types (ruff, mypy)
 	$(BIN)/ruff check .
+	$(BIN)/python .ci/private_attrs.py
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports

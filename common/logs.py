@@ -68,6 +68,10 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(fields, default=str).decode()
 
 
+class _JsonHandler(logging.StreamHandler):
+    """The handler ``configure_logging`` installs (and replaces when called again)."""
+
+
 def configure_logging(
     level: str = "INFO", *, access: bool = True, stream: Any = None, fd: int | None = None
 ) -> None:
@@ -81,11 +85,10 @@ def configure_logging(
         numeric = logging.INFO
     root = logging.getLogger()
     for handler in list(root.handlers):
-        if getattr(handler, "_artcat", False):
+        if isinstance(handler, _JsonHandler):
             root.removeHandler(handler)
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = _JsonHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter())
-    handler._artcat = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(numeric)
     # Cheaper records: nobody reads the caller's file and line, thread or process names here.

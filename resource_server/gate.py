@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import falcon
-import hiredis
 from hiredis import pack_command
 from redis import Redis
 from redis.connection import Connection
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ReadOnlyError
+from redis.exceptions import NoScriptError, ReadOnlyError, ResponseError
 
 from common.api.errors import AuthError
 from common.catalog_version import catalog_version_key, version_keys
@@ -118,11 +117,12 @@ class RequestGate:
     def _trip(self, key: str, known_app: str | None) -> list[Any]:
         """The round trip: the token's record, the versions, and the hit when the app is known.
 
-        The commands are written together on one connection and their replies read in order:
-        what a non-transactional pipeline does, for a fraction of its cost. The connection
-        comes from the gate's own idle list, filled from redis-py's pool once (taking one from
-        the pool and giving it back costs about 50 microseconds of CPU a request), and the
-        exchange packs and parses with hiredis directly (``_Line``).
+        The commands are written together on one connection and their replies read in order,
+        as a non-transactional pipeline does (``_Line``). The connection comes from the gate's
+        own idle list, filled from redis-py's pool once: a pipeline takes one from the pool and
+        gives it back on every request and keeps a stack and a callback for each command,
+        several times the CPU of this exchange, which shows end to end on every cached catalog
+        read (bench/README.md, "Public interfaces").
         """
         packed = _pack("GET", key) + self._versions_packed
         count = 2
@@ -161,66 +161,47 @@ def _pack(*parts: Any) -> bytes:
 
 
 class _Line:
-    """A connection of the gate's own, with a hiredis reader of its replies.
+    """A connection of the gate's own, taken from redis-py's pool once and kept.
 
-    redis-py connects it (address, TLS, AUTH, SELECT, Sentinel's master); the exchange then
-    writes the packed commands with the connection's own send and parses the replies with
-    hiredis straight from the socket: redis-py's per-reply machinery (response callbacks,
-    push messages, health checks) costs more than the round trip on a cached catalog read.
+    redis-py connects it (address, TLS, AUTH, SELECT, Sentinel's master) and parses its
+    replies (with hiredis when it is installed). The exchange goes through the connection's
+    public interface, ``send_packed_command`` and ``read_response``: the packed commands
+    written at once, their replies read in order, as a non-transactional pipeline does
+    without its per-request pool checkout, command stack and response callbacks.
     """
 
-    __slots__ = ("conn", "reader")
+    __slots__ = ("conn",)
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        self.reader = hiredis.Reader()
 
     def exchange(self, packed: bytes, count: int) -> list[Any]:
         """Send the commands at once, read ``count`` replies, then raise the first error reply.
 
         A failure of the connection disconnects it (its next use connects again) and raises
-        redis-py's ConnectionError; error replies are raised as redis-py raises them.
+        redis-py's ConnectionError; error replies are raised as redis-py raises them, once
+        every reply is read (the connection's next exchange reads its own replies).
         """
         conn = self.conn
+        replies: list[Any] = []
+        error: ResponseError | None = None
         try:
             conn.send_packed_command([packed])
-            replies = self._read(count)
+            for _ in range(count):
+                try:
+                    replies.append(conn.read_response())
+                except ResponseError as reply:
+                    error = error or reply
+                    replies.append(reply)
         except BaseException:
-            self.reset()
+            conn.disconnect()
             raise
-        for reply in replies:
-            if isinstance(reply, hiredis.ReplyError):
-                error = conn._parser.parse_error(str(reply))
-                if isinstance(error, ReadOnlyError):  # a Sentinel failover: not a master now
-                    self.reset()
-                    raise RedisConnectionError("The Redis master is now a replica")
-                raise error
+        if error is not None:
+            if isinstance(error, ReadOnlyError):  # a Sentinel failover: not a master now
+                conn.disconnect()
+                raise RedisConnectionError("The Redis master is now a replica")
+            raise error
         return replies
-
-    def _read(self, count: int) -> list[Any]:
-        """Read ``count`` replies from the socket."""
-        sock, reader = self.conn._sock, self.reader
-        replies: list[Any] = []
-        if sock is None:
-            raise RedisConnectionError("Redis connection closed")
-        try:
-            while len(replies) < count:
-                reply = reader.gets()
-                if reply is False:
-                    data = sock.recv(65536)
-                    if not data:
-                        raise RedisConnectionError("Redis closed the connection")
-                    reader.feed(data)
-                    continue
-                replies.append(reply)
-        except OSError as ex:  # socket.timeout included
-            raise RedisConnectionError(f"Error reading from Redis: {ex}") from ex
-        return replies
-
-    def reset(self) -> None:
-        """Disconnect, and forget any partial reply."""
-        self.conn.disconnect()
-        self.reader = hiredis.Reader()
 
 
 class GateMiddleware:

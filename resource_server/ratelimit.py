@@ -20,6 +20,10 @@ from common.api.errors import TooManyRequests
 from common.metrics import counter
 from common.models import Application
 
+# The versions of ``limits`` whose private ``RedisStorage._previous_window_key`` and
+# ``_current_window_key`` name the keys ``sliding_hit_command`` counts on (pyproject.toml allows
+# exactly these; tests/unit/resource_server/test_gate.py checks both and that the names exist).
+LIMITS_CHECKED = ">=5.8,<6"
 OVERRIDE_TTL = 60.0  # seconds an application's override is cached in this process
 MAX_PACKED = 100_000  # applications whose packed hit is kept; past this, afresh
 REJECTIONS = counter("artcat_rate_limit_rejections", "Requests refused 429 by the rate limit.")

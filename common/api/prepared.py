@@ -2,17 +2,18 @@
 
 A catalog read runs the same few statements all day, with different values. SQLAlchemy runs
 each execution through its whole machinery: the compiled-cache lookup, an execution context,
-the result's metadata and row objects. On a one-row read that costs three times what the
-driver and the database take together (on SQLite, 73 us against 19 us for an artwork and its
-editions). A ``Prepared`` select keeps what that machinery computes anyway, once per dialect:
-the SQL text, the order of its parameters, the bind processors of its parameters and the
-result processors of its columns; a run is then the driver's ``execute`` and ``fetchall``,
-each value converted as SQLAlchemy would convert it, and each row a named tuple read by
-position or by column name like a ``Row``. A text statement (search's) has no column types:
-its rows are the driver's values, as SQLAlchemy returns them, named by the driver. A text
-statement's list parameters (``bindparam(name, expanding=True)``: search's kinds and named
-artists) are written out once per length of list, ``IN :ids`` with two ids becoming
-``IN (:ids__1, :ids__2)``, each such statement prepared in its turn.
+the result's metadata and row objects, which on a one-row read cost more than the driver and
+the database together; ``Connection.execute`` of the same kept statements makes an uncached
+catalog read measurably slower end to end (bench/README.md, "Public interfaces"). A
+``Prepared`` select keeps what that machinery computes anyway, once per dialect: the SQL text,
+the order of its parameters, the bind processors of its parameters and the result processors
+of its columns; a run is then the driver's ``execute`` and ``fetchall``, each value converted
+as SQLAlchemy would convert it, and each row a named tuple read by position or by column name
+like a ``Row``. A text statement (search's) has no column types: its rows are the driver's
+values, as SQLAlchemy returns them, named by the driver. A text statement's list parameters
+(``bindparam(name, expanding=True)``: search's kinds and named artists) are written out once
+per length of list, ``IN :ids`` with two ids becoming ``IN (:ids__1, :ids__2)``, each such
+statement prepared in its turn.
 
 What stays SQLAlchemy's: the connection (pool, checkout ping, transaction), the compiler, the
 types' own conversions, and failures: a driver error is raised as SQLAlchemy raises it
@@ -21,6 +22,18 @@ types' own conversions, and failures: a driver error is raised as SQLAlchemy rai
 and ``bench/search_plans.py`` listen there). A select that cannot run as it is compiled (an
 expanding ``IN`` in a select, an empty list, a parameter rendered at execution or computed by a
 function) runs through ``Connection.execute`` instead: the same rows, at the usual cost.
+
+This is the one module that runs statements outside ``Connection.execute``. It reads no
+private name of SQLAlchemy's, but it relies on these public names keeping their meaning, and
+``tests/unit/common/test_prepared.py`` pins them to the versions pyproject.toml allows
+(``CHECKED``): of a compiled select (``statement.compile(dialect=...)``), ``string``,
+``positional``, ``positiontup``, ``binds`` and ``escaped_bind_names``; of a ``BindParameter``,
+``key``, ``required``, ``effective_value``, ``expanding``, ``literal_execute``, ``callable``
+and ``type``; of a type, ``dialect_impl``, ``bind_processor`` and ``result_processor``; of a
+``Connection``, ``connection.dbapi_connection``, ``dispatch.before_cursor_execute`` and
+``invalidate``; of a dialect, ``loaded_dbapi`` and ``is_disconnect``; and
+``DBAPIError.instance``. A new SQLAlchemy is allowed only once these are checked again (and
+the functional tests read every catalog table both ways, value for value and type for type).
 """
 
 from __future__ import annotations
@@ -34,6 +47,7 @@ from sqlalchemy import Connection, Select, TextClause, text
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.sql.compiler import SQLCompiler as Compiled
+from sqlalchemy.types import NullType
 
 from common.db import note_disconnect
 
@@ -42,6 +56,8 @@ Processor = Callable[[Any], Any]
 
 Statement = Select[Any] | TextClause
 
+# The SQLAlchemy versions this module was checked against: pyproject.toml's range.
+CHECKED = ">=2.0.30,<2.2"
 # A text statement's lists are written out for at most this many lengths (then afresh).
 MAX_LENGTHS = 64
 # A bound parameter of a text statement as ``text()`` reads it: ``:name``, not after a colon,
@@ -62,8 +78,8 @@ class Prepared:
         # length of its lists (``_written_out``).
         self._lists: tuple[str, ...] = ()
         if isinstance(statement, TextClause):
-            binds = statement._bindparams.values()
-            if all(b.type._isnull for b in binds if b.expanding):
+            binds = statement.compile().binds.values()
+            if all(isinstance(b.type, NullType) for b in binds if b.expanding):
                 self._lists = tuple(sorted(b.key for b in binds if b.expanding))
         self._written: dict[tuple[int, ...], Prepared] = {}
 
@@ -117,7 +133,8 @@ class Prepared:
         sql = BOUND_PARAMETER.sub(
             lambda bound: written.get(bound.group(1), bound.group(0)), self.statement.text
         )
-        kept = [b for b in self.statement._bindparams.values() if not b.expanding]
+        binds = self.statement.compile().binds.values()
+        kept = [b for b in binds if not b.expanding and b.key not in self._lists]
         return text(sql).bindparams(*kept) if kept else text(sql)
 
 

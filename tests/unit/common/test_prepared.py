@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 from sqlalchemy import Engine, bindparam, create_engine, event, select, text
-from sqlalchemy.exc import ArgumentError, OperationalError, StatementError
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, StatementError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import StaticPool
 
+from common.api import prepared as prepared_module
 from common.api.prepared import Prepared
 from common.db import ReadSession, make_sessionmaker
 from common.models.base import JSONType, UTCDateTime
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class Base(DeclarativeBase):
@@ -231,3 +241,28 @@ def test_a_list_name_inside_another_name_is_left_alone(engine: Engine) -> None:
     with engine.connect() as conn:
         rows = Prepared(stmt).rows(conn, {"id": ["a", "b", "c"], "id_min": 1})
     assert [r.id for r in rows] == ["a", "c"]
+
+
+def test_the_sqlalchemy_names_it_relies_on_are_those_checked() -> None:
+    """The module runs statements outside ``Connection.execute`` on SQLAlchemy's compiled form
+    (its docstring lists the names): the versions pyproject.toml allows are those it was
+    checked against, the installed one among them, and every name it reads is there."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    (required,) = [d for d in project["dependencies"] if d.lower().startswith("sqlalchemy")]
+    assert Requirement(required).specifier == SpecifierSet(prepared_module.CHECKED)
+    assert Version(version("sqlalchemy")) in SpecifierSet(prepared_module.CHECKED)
+    compiled = ONE.compile(dialect=sqlite.dialect())
+    for name in ("string", "positional", "positiontup", "binds", "escaped_bind_names"):
+        assert hasattr(compiled, name), name
+    bind = compiled.binds["key"]
+    for name in ("key", "required", "effective_value", "expanding", "literal_execute", "callable"):
+        assert hasattr(bind, name), name
+    impl = bind.type.dialect_impl(sqlite.dialect())
+    assert callable(impl.bind_processor) and callable(impl.result_processor)
+    engine = create_engine("sqlite://")
+    with engine.connect() as conn:
+        assert conn.connection.dbapi_connection is not None
+        assert hasattr(conn.dispatch, "before_cursor_execute") and callable(conn.invalidate)
+    assert engine.dialect.loaded_dbapi is not None and callable(engine.dialect.is_disconnect)
+    assert callable(DBAPIError.instance)
+    engine.dispose()

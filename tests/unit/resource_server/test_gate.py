@@ -220,3 +220,27 @@ def test_a_cache_with_a_byte_budget_keeps_within_it() -> None:
     assert (cache.get(b"1", "a"), cache.get(b"1", "c")) == (None, b"12")
     cache.put(b"1", "d", b"x" * 11)
     assert cache.get(b"1", "d") is None and cache.get(b"1", "c") is None
+
+
+def test_the_limits_names_the_gate_relies_on_are_those_checked() -> None:
+    """The gate counts on ``limits``' own sliding-window keys, named by two private methods of
+    its Redis storage: the versions pyproject.toml allows are those checked, the installed one
+    among them, and both names are there."""
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    from limits.storage import RedisStorage
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    from resource_server import ratelimit
+
+    pyproject = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    project = tomllib.loads(pyproject.read_text())["project"]
+    (required,) = [d for d in project["dependencies"] if d.lower().startswith("limits")]
+    assert Requirement(required).specifier == SpecifierSet(ratelimit.LIMITS_CHECKED)
+    assert Version(version("limits")) in SpecifierSet(ratelimit.LIMITS_CHECKED)
+    for name in ("_previous_window_key", "_current_window_key", "prefixed_key"):
+        assert callable(getattr(RedisStorage, name, None)), name
