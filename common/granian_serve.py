@@ -1,8 +1,8 @@
 """Serving with granian (WSGI mode): its HTTP in Rust, our rules in front of the app.
 
 granian parses requests, keeps connections and writes responses outside Python, where waitress
-does all of it in Python threads: the same catalog app answers a document from the cache about
-1.6 times as many requests a second under it (bench/README.md). What waitress did for us before
+does all of it in Python threads: the same catalog app answers many more requests a second under
+it (bench/README.md has the current ratio). What waitress did for us before
 the app saw a request is done here instead, so that both servers behave alike:
 
 - a request body over ``MAX_REQUEST_BODY`` is answered 413 before the app runs: a declared
