@@ -32,7 +32,7 @@ from common.settings import Settings
 from common.stores import Stores
 from common.tokens import TokenRecord
 from tests import factories
-from tests.conftest import truncate_all
+from tests.db_state import truncate_all
 from tests.functional import log_secrets
 from tests.functional.catalog_support import demo_xapp_token, issue_user_token
 from tests.functional.conftest import LiveServer, forget_sign_in_throttle
@@ -130,16 +130,18 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(
+def probe_targets(
     engine: Engine,
     sessions: sessionmaker[Session],
     base_settings: Settings,
     stores: Stores,
     redis_client: Redis,
-    auth_server: LiveServer,
-    resource_server: LiveServer,
+    http_auth_server: LiveServer,
+    http_resource_server: LiveServer,
 ) -> Iterator[World]:
-    """The demo catalog, the demo user's tokens and collection item, and a signed-in browser."""
+    """The demo catalog, the demo user's tokens and collection item, and a signed-in browser,
+    behind real HTTP servers (raw probes go on the socket)."""
+    auth_server, resource_server = http_auth_server, http_resource_server
     truncate_all(engine)
     load_demo(engine, base_settings, seed=1, artworks=30)
     creds = demo_credentials(base_settings)
@@ -482,8 +484,8 @@ def run(world: World, probe: Probe) -> list[str]:
 
 
 @pytest.mark.parametrize("group", list(GROUPS))
-def test_hostile_requests_are_refused_and_write_nothing(world: World, group: str) -> None:
-    problems = [problem for probe in GROUPS[group] for problem in run(world, probe)]
+def test_hostile_requests_are_refused_and_write_nothing(probe_targets: World, group: str) -> None:
+    problems = [problem for probe in GROUPS[group] for problem in run(probe_targets, probe)]
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(p[:600] for p in problems[:30])
 
 
