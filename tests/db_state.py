@@ -35,7 +35,13 @@ _WRITE = re.compile(
     r'\s+(?:"?\w+"?\.)?"?(\w+)"?',
     re.IGNORECASE,
 )
-_OTHER_WRITE = re.compile(r"\s*(?:TRUNCATE|CREATE|DROP|ALTER)\b", re.IGNORECASE)
+# A statement that starts otherwise may write too (TRUNCATE, DDL, a CTE with an INSERT): taken
+# as a write to any table.
+_READ = re.compile(
+    r"(?:SELECT|VALUES|PRAGMA|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|SET|SHOW|EXPLAIN)\b",
+    re.IGNORECASE,
+)
+_CTE_WRITE = re.compile(r"\b(?:INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
 # Every table, children before their parents (the order rows can be deleted in).
 TABLES = [t.name for t in reversed(Base.metadata.sorted_tables)]
 
@@ -54,10 +60,14 @@ class Writes:
         """Note the table of a write (SQLAlchemy's ``before_cursor_execute``)."""
         if str(conn.engine.url) != self.url:
             return
-        head = statement[:200]
-        match = _WRITE.match(head)
-        if match is None and _OTHER_WRITE.match(head) is None:
-            return
+        match = _WRITE.match(statement[:200])
+        if match is None:
+            head = statement.lstrip(" \t\r\n(")[:12]
+            if head[:4].upper() == "WITH":
+                if _CTE_WRITE.search(statement) is None:
+                    return
+            elif _READ.match(head) is not None:
+                return
         with self._lock:
             self.count += 1
             if match is None:
