@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
 
-.PHONY: help install run test test-unit test-functional lint audit fmt openapi typecheck migrate migration bench bench-search bench-data clean
+.PHONY: help install run test test-unit test-functional coverage lint audit fmt openapi typecheck migrate migration bench bench-search bench-data clean
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -35,6 +35,12 @@ test-unit: $(STAMP) ## Run the unit tests only (no services, seconds)
 
 test-functional: $(STAMP) ## Run the functional tests (real HTTP, database and Redis)
 	$(BIN)/pytest tests/functional $(PYTEST_ARGS)
+
+coverage: $(STAMP) ## Run every test under coverage.py (line and branch) and report it
+	rm -f .coverage .coverage.*
+	$(BIN)/coverage run -m pytest $(PYTEST_ARGS)
+	$(BIN)/coverage combine -q
+	$(BIN)/coverage report
 
 lint: $(STAMP) ## Check style and types (ruff, mypy)
 	$(BIN)/ruff check .

@@ -2,6 +2,13 @@
 
 Tests run on SQLite + embedded Redis by default, and on PostgreSQL + a Redis server when
 ``DATABASE_URL`` / ``REDIS_URL`` are set (the CI runs both).
+
+Isolation: a test that needs an empty database asks for ``clean_db``, which empties the tables
+that hold rows (found with one statement) before the test, not every table before and after.
+A rolled-back transaction per test cannot isolate the functional tests: the servers under test
+answer from threads of their own, on their own pooled connections, and commit. Redis is shared
+in the same way: each emptying bumps the catalog version, so no server keeps a document or page
+of another test's catalog; keys of the session are under its own prefix.
 """
 
 from __future__ import annotations
@@ -17,9 +24,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.catalog_version import bump_catalog_version
 from common.db import make_engine, make_sessionmaker, upgrade
-from common.models import Base
 from common.redis_store import connect_redis
 from common.settings import Settings
+from tests import db_state
+
+# Fixtures shared by modules of several folders (their helpers are imported from the same modules).
+pytest_plugins = [
+    "tests.functional.catalog_support",
+    "tests.functional.mail_support",
+    "tests.functional.oauth_support",
+]
 
 # Small CC0 slices of the museums' data in their own formats (tests/data/*/README.md).
 SAMPLE_DATA = Path(__file__).resolve().parent / "data"
@@ -55,6 +69,7 @@ def engine(base_settings: Settings) -> Iterator[Engine]:
         with eng.begin() as conn:
             conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
     upgrade(base_settings)
+    db_state.watch(eng)
     yield eng
     eng.dispose()
 
@@ -71,30 +86,17 @@ def redis_client(base_settings: Settings) -> Redis:
     return connect_redis(base_settings)
 
 
-def truncate_all(engine: Engine) -> None:
-    """Empty every table (between tests that write)."""
-    tables = [t.name for t in reversed(Base.metadata.sorted_tables)]
-    with engine.begin() as conn:
-        if engine.dialect.name == "postgresql":
-            conn.execute(text(f"TRUNCATE {', '.join(tables)} CASCADE"))
-        else:
-            for name in tables:
-                conn.execute(text(f"DELETE FROM {name}"))
-
-
 @pytest.fixture
-def clean_db(engine: Engine, redis_client: Redis, base_settings: Settings) -> Iterator[Engine]:
-    """Give a test an empty database and empty it again afterwards.
+def clean_db(engine: Engine, redis_client: Redis, base_settings: Settings) -> Engine:
+    """Give a test an empty database (what the test leaves, the next one that asks empties).
 
     Emptying the tables writes the whole catalog: the catalog version is bumped after it, as
     every catalog writer does, so the servers of the session keep no document or page of
     another test's catalog.
     """
-    truncate_all(engine)
+    db_state.truncate_all(engine)
     bump_catalog_version(redis_client, base_settings.redis_prefix)
-    yield engine
-    truncate_all(engine)
-    bump_catalog_version(redis_client, base_settings.redis_prefix)
+    return engine
 
 
 @pytest.fixture

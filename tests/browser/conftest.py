@@ -18,14 +18,22 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import Settings
 from tests.functional.conftest import (  # noqa: F401 - fixtures shared with the functional tests
+    LiveServer,
     auth_settings,
-    combined_server,
+    http_combined_server,
     resource_settings,
     stores,
 )
 from tests.pages import Account, make_account
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="session")
+def combined_server(request: pytest.FixtureRequest) -> LiveServer:
+    """Both services on one port over real HTTP: the browser needs a socket."""
+    live: LiveServer = request.getfixturevalue("http_combined_server")
+    return live
 
 
 @pytest.fixture(scope="session")

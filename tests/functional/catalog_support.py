@@ -1,5 +1,10 @@
-"""Fixtures and helpers of the catalog tests: the demo catalog over real HTTP, with tokens; and
-``race``, concurrent requests released together."""
+"""Fixtures and helpers of the catalog tests: the demo catalog behind the servers under test, with
+tokens; and ``race``, concurrent requests released together.
+
+The demo catalog is loaded once and serves every test that only reads it: a test that wrote to
+the database (or started a process, which may have) leaves it to be loaded again by the next
+test that asks for it (``tests.db_state.WRITES``). No test has to say whether it writes.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +25,8 @@ from common.catalog_version import bump_catalog_version
 from common.models import Application, User
 from common.settings import Settings
 from common.stores import Stores
+from tests import db_state
 from tests.functional import process_support
-from tests.functional.conftest import LiveServer
 from tests.functional.process_support import HasURL
 
 ZERO_ID = "0" * 24
@@ -95,26 +100,27 @@ def demo_xapp_token(auth: HasURL, settings: Settings) -> str:
     )
 
 
-@pytest.fixture
-def catalog(
-    request: pytest.FixtureRequest,
-    clean_db: Engine,
-    base_settings: Settings,
-    stores: Stores,
-    auth_server: LiveServer,
-    resource_server: LiveServer,
-) -> Catalog:
-    """The demo catalog (seed 1) with an XAPP, a user, an Admin and another user.
+# The catalog loaded last: (its artworks, the write mark after it was loaded, the server URLs,
+# the catalog); reused while no table was written since the mark.
+_LOADED: dict[str, tuple[int, int, tuple[str, str], Catalog]] = {}
 
-    A test module sets ``DEMO_ARTWORKS`` to load another number of artworks than 120.
-    """
-    artworks = getattr(request.module, "DEMO_ARTWORKS", 120)
-    report = load_demo(clean_db, base_settings, seed=1, artworks=artworks)
+
+def load_catalog(
+    engine: Engine,
+    settings: Settings,
+    stores: Stores,
+    auth: HasURL,
+    resource: HasURL,
+    artworks: int,
+) -> Catalog:
+    """Empty the database, load the demo catalog (seed 1) and issue its tokens."""
+    db_state.truncate_all(engine)
+    report = load_demo(engine, settings, seed=1, artworks=artworks)
     assert not report.skipped
     # As ``artcat load demo`` does: the whole catalog changed (search pages kept in memory from
     # an earlier test would otherwise still be served).
-    bump_catalog_version(stores.redis, base_settings.redis_prefix)
-    creds = demo_credentials(base_settings)
+    bump_catalog_version(stores.redis, settings.redis_prefix)
+    creds = demo_credentials(settings)
     with stores.sessions() as s, s.begin():
         app_id = s.scalar(select(Application.id).where(Application.client_id == creds.client_id))
         user_id = s.scalar(select(User.id).where(User.email == DEMO_EMAIL))
@@ -127,9 +133,9 @@ def catalog(
         return {"X-Access-Token": issue_user_token(stores, app_id, uid)}
 
     return Catalog(
-        url=resource_server.url,
+        url=resource.url,
         sessions=stores.sessions,
-        xapp={"X-Xapp-Token": demo_xapp_token(auth_server, base_settings)},
+        xapp={"X-Xapp-Token": demo_xapp_token(auth, settings)},
         user=bearer(user_id),
         admin=bearer(admin_id),
         other=bearer(other_id),
@@ -137,8 +143,37 @@ def catalog(
         admin_id=admin_id,
         other_id=other_id,
         redis=stores.redis,
-        redis_prefix=base_settings.redis_prefix,
+        redis_prefix=settings.redis_prefix,
     )
+
+
+@pytest.fixture
+def catalog(
+    request: pytest.FixtureRequest,
+    engine: Engine,
+    base_settings: Settings,
+    stores: Stores,
+    auth_server: HasURL,
+    resource_server: HasURL,
+) -> Catalog:
+    """The demo catalog (seed 1) with an XAPP, a user, an Admin and another user.
+
+    A test module sets ``DEMO_ARTWORKS`` to load another number of artworks than 120. The
+    catalog of the last test is given again when nothing was written since it was loaded.
+    """
+    artworks = getattr(request.module, "DEMO_ARTWORKS", 120)
+    servers = (auth_server.url, resource_server.url)
+    last = _LOADED.get("catalog")
+    if last is not None:
+        loaded_artworks, mark, loaded_servers, loaded = last
+        if (loaded_artworks, loaded_servers) == (artworks, servers) and not db_state.WRITES.since(
+            mark
+        ):
+            return loaded
+    _LOADED.pop("catalog", None)
+    loaded = load_catalog(engine, base_settings, stores, auth_server, resource_server, artworks)
+    _LOADED["catalog"] = (artworks, db_state.WRITES.mark(), servers, loaded)
+    return loaded
 
 
 @contextmanager

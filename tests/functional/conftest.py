@@ -1,4 +1,15 @@
-"""Real HTTP servers (waitress on free loopback ports) on the real test stores."""
+"""The services under test on the real test stores: served in-process to ``requests`` by default,
+and as real HTTP servers (waitress on free loopback ports) where the transport is under test.
+
+``auth_server``, ``resource_server`` and ``combined_server`` are the apps served in-process
+(``tests.functional.in_process``): the test bodies keep their ``requests`` calls, and every
+response still passes through ``requests.Session.send``, where it is checked against the OpenAPI
+document and its secrets are collected for the log check. ``http_auth_server``,
+``http_resource_server`` and ``http_combined_server`` are the same apps over real HTTP, for the
+tests of what only a socket shows (framing, request limits, raw and malformed requests), and
+for the attack modules of ``security/``, whose conftest gives them the real servers under the
+usual names.
+"""
 
 from __future__ import annotations
 
@@ -24,8 +35,9 @@ from common.serve import PathDispatcher, Waitress, quiet_waitress_logs
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
-from tests.conftest import truncate_all
+from tests.db_state import truncate_all
 from tests.functional import log_secrets
+from tests.functional.in_process import InProcessServer, route, serve_in_process
 from tests.functional.process_support import RedisServer, private_redis
 from tests.openapi_check import check_response
 
@@ -107,36 +119,99 @@ def stores(base_settings: Settings, engine: Engine, redis_client: Redis) -> Stor
     return Stores.connect(base_settings, engine=engine, redis=redis_client)
 
 
-@pytest.fixture(scope="session")
-def auth_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
-    """The auth server alone, over real HTTP."""
-    live = start_server(create_auth(auth_settings, stores))
+def _checked(live: LiveServer) -> LiveServer:
     CHECKED_PORTS.add(int(live.server.effective_port))
-    yield live
-    live.stop()
+    return live
+
+
+def _checked_in_process(app: Any) -> InProcessServer:
+    served = serve_in_process(app)
+    CHECKED_PORTS.add(served.port)
+    return served
+
+
+@pytest.fixture(scope="session", autouse=True)
+def requests_reach_in_process_apps() -> Iterator[None]:
+    """Send the requests addressed to an app served in-process to that app (in every thread)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(requests.Session, "get_adapter", route(requests.Session.get_adapter))
+        yield
 
 
 @pytest.fixture(scope="session")
-def resource_server(resource_settings: ResourceSettings, stores: Stores) -> Iterator[LiveServer]:
-    """The resource server alone, over real HTTP."""
-    live = start_server(create_resource(resource_settings, stores))
-    CHECKED_PORTS.add(int(live.server.effective_port))
-    yield live
-    live.stop()
+def auth_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[InProcessServer]:
+    """The auth server alone, served in-process."""
+    served = _checked_in_process(create_auth(auth_settings, stores))
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="session")
+def resource_server(
+    resource_settings: ResourceSettings, stores: Stores
+) -> Iterator[InProcessServer]:
+    """The resource server alone, served in-process."""
+    served = _checked_in_process(create_resource(resource_settings, stores))
+    yield served
+    served.stop()
 
 
 @pytest.fixture(scope="session")
 def combined_server(
     auth_settings: AuthSettings, resource_settings: ResourceSettings, stores: Stores
-) -> Iterator[LiveServer]:
-    """Both services behind the path dispatcher on one port, as ``serve all`` runs them."""
+) -> Iterator[InProcessServer]:
+    """Both services behind the path dispatcher, as ``serve all`` runs them, in-process."""
     app = PathDispatcher(
         create_auth(auth_settings, stores), create_resource(resource_settings, stores)
     )
-    live = start_server(app)
-    CHECKED_PORTS.add(int(live.server.effective_port))
+    served = _checked_in_process(app)
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="session")
+def http_auth_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
+    """The auth server alone, over real HTTP."""
+    live = _checked(start_server(create_auth(auth_settings, stores)))
     yield live
     live.stop()
+
+
+@pytest.fixture(scope="session")
+def http_resource_server(
+    resource_settings: ResourceSettings, stores: Stores
+) -> Iterator[LiveServer]:
+    """The resource server alone, over real HTTP."""
+    live = _checked(start_server(create_resource(resource_settings, stores)))
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="session")
+def http_combined_server(
+    auth_settings: AuthSettings, resource_settings: ResourceSettings, stores: Stores
+) -> Iterator[LiveServer]:
+    """Both services behind the path dispatcher on one port, over real HTTP."""
+    app = PathDispatcher(
+        create_auth(auth_settings, stores), create_resource(resource_settings, stores)
+    )
+    live = _checked(start_server(app))
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def app_credentials(
+    clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings
+) -> dict[str, str]:
+    """An application's clear credentials (``client_id``, ``client_secret``) in an empty
+    catalog."""
+    from tests import factories
+
+    with sessions() as s, s.begin():
+        owner = factories.user(s, base_settings)
+        new = factories.application(s, owner)
+        return {"client_id": new.application.client_id, "client_secret": new.client_secret}
 
 
 def forget_sign_in_throttle(redis: Redis, prefix: str) -> None:

@@ -26,6 +26,7 @@ from common.settings import AuthSettings
 from common.stores import Stores
 from tests import factories
 from tests.functional.conftest import LiveServer, start_server
+from tests.functional.in_process import InProcessServer, in_process, serve_in_process
 
 FB_APP_ID = "fb-app-1"
 FB_APP_SECRET = "fb-app-secret"
@@ -136,7 +137,15 @@ def oauth_settings(auth_settings: AuthSettings, provider: StubProvider) -> AuthS
 
 
 @pytest.fixture(scope="session")
-def oauth_server(oauth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
+def oauth_server(oauth_settings: AuthSettings, stores: Stores) -> Iterator[InProcessServer]:
+    """An auth server on the test stores, with the stub providers, served in-process."""
+    served = serve_in_process(create_auth(oauth_settings, stores))
+    yield served
+    served.stop()
+
+
+@pytest.fixture(scope="session")
+def http_oauth_server(oauth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
     """An auth server over real HTTP on the test stores, with the stub providers."""
     live = start_server(create_auth(oauth_settings, stores))
     yield live
@@ -152,6 +161,13 @@ def serve_auth(settings: AuthSettings, stores: Stores, **options: Any) -> Iterat
         yield live
     finally:
         live.stop()
+
+
+@contextmanager
+def auth_in_process(settings: AuthSettings, stores: Stores) -> Iterator[InProcessServer]:
+    """Serve an extra auth server with other settings in-process for the duration of a block."""
+    with in_process(create_auth(settings, stores)) as served:
+        yield served
 
 
 @dataclass(frozen=True)
@@ -191,7 +207,9 @@ def make_world(sessions: sessionmaker[Session], settings: AuthSettings, **app: A
 
 
 @pytest.fixture
-def world(clean_db: Any, sessions: sessionmaker[Session], oauth_settings: AuthSettings) -> World:
+def app_and_user(
+    clean_db: Any, sessions: sessionmaker[Session], oauth_settings: AuthSettings
+) -> World:
     """An application and a user in an empty database."""
     return make_world(sessions, oauth_settings)
 

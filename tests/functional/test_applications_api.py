@@ -20,20 +20,17 @@ from tests.functional.oauth_support import (
     World,
     get_artists,
     make_world,
-    oauth_server,
-    oauth_settings,
     post,
-    provider,
 )
-
-__all__ = ["oauth_server", "oauth_settings", "provider"]
 
 INVALID = {"type": "auth_error", "message": "The access token is invalid or has expired."}
 NOT_FOUND = {"type": "other_error", "message": "Application Not Found"}
 
 
 @pytest.fixture
-def world(clean_db: Any, sessions: sessionmaker[Session], oauth_settings: AuthSettings) -> World:
+def first_party_owner(
+    clean_db: Any, sessions: sessionmaker[Session], oauth_settings: AuthSettings
+) -> World:
     """A user and a first-party application (whose user tokens may manage applications)."""
     w = make_world(sessions, oauth_settings)
     with sessions() as s, s.begin():
@@ -42,9 +39,9 @@ def world(clean_db: Any, sessions: sessionmaker[Session], oauth_settings: AuthSe
 
 
 @pytest.fixture
-def signed_in(oauth_server: LiveServer, world: World) -> dict[str, str]:
+def signed_in(oauth_server: LiveServer, first_party_owner: World) -> dict[str, str]:
     """The token header of the world's user."""
-    r = post(oauth_server, world.password_grant())
+    r = post(oauth_server, first_party_owner.password_grant())
     return {"X-Access-Token": r.json()["access_token"]}
 
 
@@ -54,31 +51,33 @@ def api(live: LiveServer, path: str = "") -> str:
 
 
 def test_list_redirects_to_the_callers_own_list(
-    oauth_server: LiveServer, world: World, signed_in: dict[str, str]
+    oauth_server: LiveServer, first_party_owner: World, signed_in: dict[str, str]
 ) -> None:
     r = requests.get(
         api(oauth_server), params={"size": 2}, headers=signed_in, allow_redirects=False, timeout=10
     )
     assert r.status_code == 302
-    location = api(oauth_server, f"?size=2&user_id={world.user_id}")
+    location = api(oauth_server, f"?size=2&user_id={first_party_owner.user_id}")
     assert r.headers["Location"] == location
     assert r.json() == {"_links": {"location": {"href": location}}}
 
 
 def test_list_pages_through_own_applications_only(
     oauth_server: LiveServer,
-    world: World,
+    first_party_owner: World,
     signed_in: dict[str, str],
     sessions: sessionmaker[Session],
     oauth_settings: AuthSettings,
 ) -> None:
     with sessions() as s, s.begin():
-        owner = s.get_one(User, world.user_id)
+        owner = s.get_one(User, first_party_owner.user_id)
         for n in range(4):
             factories.application(s, owner, name=f"Mine {n}")
     make_world(sessions, oauth_settings)  # someone else's application
     seen: list[str] = []
-    url: str | None = api(oauth_server, f"?size=2&total_count=1&user_id={world.user_id}")
+    url: str | None = api(
+        oauth_server, f"?size=2&total_count=1&user_id={first_party_owner.user_id}"
+    )
     while url:
         r = requests.get(url, headers=signed_in, timeout=10)
         assert r.status_code == 200, r.text
@@ -89,7 +88,11 @@ def test_list_pages_through_own_applications_only(
         url = body["_links"].get("next", {}).get("href")
     assert len(seen) == 5 == len(set(seen))
     with sessions() as s:
-        mine = set(s.scalars(select(Application.id).where(Application.user_id == world.user_id)))
+        mine = set(
+            s.scalars(
+                select(Application.id).where(Application.user_id == first_party_owner.user_id)
+            )
+        )
     assert set(seen) == mine
 
 
@@ -117,10 +120,10 @@ def signed_user(live: LiveServer, headers: dict[str, str]) -> str:
 
 
 def test_user_token_required(
-    oauth_server: LiveServer, world: World, signed_in: dict[str, str]
+    oauth_server: LiveServer, first_party_owner: World, signed_in: dict[str, str]
 ) -> None:
     xapp = requests.post(
-        f"{oauth_server.url}/api/tokens/xapp_token", data=world.creds, timeout=10
+        f"{oauth_server.url}/api/tokens/xapp_token", data=first_party_owner.creds, timeout=10
     ).json()["token"]
     for headers in ({}, {"X-Xapp-Token": xapp}, {"X-Access-Token": xapp}, {"X-Access-Token": "x"}):
         r = requests.get(api(oauth_server), headers=headers, timeout=10)
@@ -128,7 +131,7 @@ def test_user_token_required(
     bearer = {"Authorization": f"Bearer {signed_in['X-Access-Token']}"}
     assert (
         requests.get(
-            api(oauth_server, f"/{world.application_id}"), headers=bearer, timeout=10
+            api(oauth_server, f"/{first_party_owner.application_id}"), headers=bearer, timeout=10
         ).status_code
         == 200
     )
@@ -137,7 +140,7 @@ def test_user_token_required(
 def test_create_show_update_delete(
     oauth_server: LiveServer,
     resource_server: LiveServer,
-    world: World,
+    first_party_owner: World,
     signed_in: dict[str, str],
     sessions: sessionmaker[Session],
 ) -> None:
@@ -164,7 +167,7 @@ def test_create_show_update_delete(
     assert body["redirect_urls"] == ["https://app.example.org/cb"] and body["enabled"] is True
     assert body["_links"] == {
         "self": {"href": api(oauth_server, f"/{body['id']}")},
-        "user": {"href": f"{oauth_server.url}/api/users/{world.user_id}"},
+        "user": {"href": f"{oauth_server.url}/api/users/{first_party_owner.user_id}"},
     }
     assert created.headers["Location"] == body["_links"]["self"]["href"]
     assert created.headers["Cache-Control"] == "no-store"
@@ -255,20 +258,20 @@ def test_others_applications_are_not_found(
 
 def test_list_page_is_a_bounded_number_of_queries(
     oauth_server: LiveServer,
-    world: World,
+    first_party_owner: World,
     signed_in: dict[str, str],
     sessions: sessionmaker[Session],
     stores: Stores,
 ) -> None:
     with sessions() as s, s.begin():
-        owner = s.get_one(User, world.user_id)
+        owner = s.get_one(User, first_party_owner.user_id)
         for _ in range(8):
             factories.application(s, owner)
     # Every engine of the process counts: on PostgreSQL, reads run on a pool of their own.
     with counting(stores.engine) as statements:
         r = requests.get(
             api(oauth_server),
-            params={"user_id": world.user_id, "size": "9"},
+            params={"user_id": first_party_owner.user_id, "size": "9"},
             headers=signed_in,
             timeout=10,
         )

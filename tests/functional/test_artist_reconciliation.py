@@ -11,7 +11,7 @@ from sqlalchemy import Engine, text
 from artcat.loaders.cmoa import load_cmoa
 from artcat.loaders.tate import load_tate
 from common.ids import stable_id
-from tests.conftest import truncate_all
+from tests.db_state import truncate_all
 
 pytestmark = [pytest.mark.functional, pytest.mark.data]
 

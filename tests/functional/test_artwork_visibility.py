@@ -9,9 +9,7 @@ import requests
 from sqlalchemy import select
 
 from common.models import Artwork, ArtworkArtist, Collection, Edition
-from tests.functional.catalog_support import Catalog, catalog, walk_pages
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import Catalog, walk_pages
 
 pytestmark = pytest.mark.functional
 

@@ -14,9 +14,7 @@ from common.models import (
     Gene,
     ShowArtwork,
 )
-from tests.functional.catalog_support import ZERO_ID, Catalog, catalog, walk_pages
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import ZERO_ID, Catalog, walk_pages
 
 pytestmark = pytest.mark.functional
 

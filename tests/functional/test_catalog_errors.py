@@ -6,9 +6,7 @@ import pytest
 import requests
 
 from common.api.paging import encode_cursor
-from tests.functional.catalog_support import Catalog, catalog
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import Catalog
 
 pytestmark = pytest.mark.functional
 

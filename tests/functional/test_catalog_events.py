@@ -10,9 +10,7 @@ from sqlalchemy import select, update
 
 from common.models import Artwork, Fair, Sale, SaleArtwork, Show
 from resource_server.schedule import status_of
-from tests.functional.catalog_support import ZERO_ID, Catalog, catalog, walk_pages
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import ZERO_ID, Catalog, walk_pages
 
 pytestmark = pytest.mark.functional
 

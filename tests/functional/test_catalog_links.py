@@ -30,10 +30,8 @@ from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.app import create_app
 from resource_server.schedule import STATUSES
-from tests.functional.catalog_support import Catalog, catalog
-from tests.functional.conftest import start_server
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import Catalog
+from tests.functional.in_process import serve_in_process
 
 pytestmark = pytest.mark.functional
 
@@ -204,7 +202,7 @@ def test_permalinks_follow_the_web_url_else_our_pages(
     catalog: Catalog, resource_settings: ResourceSettings, stores: Stores
 ) -> None:
     web = "https://www.example.org"
-    live = start_server(create_app(dataclasses.replace(resource_settings, web_url=web), stores))
+    live = serve_in_process(create_app(dataclasses.replace(resource_settings, web_url=web), stores))
     try:
         with_web = dataclasses.replace(catalog, url=live.url)
         handles = {

@@ -10,9 +10,7 @@ import requests
 from sqlalchemy import Engine, select, update
 
 from common.models import Artist, Artwork, ArtworkArtist, Gene, Partner, Profile, Show
-from tests.functional.catalog_support import ZERO_ID, Catalog, catalog, counting
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import ZERO_ID, Catalog, counting
 
 pytestmark = pytest.mark.functional
 

@@ -22,9 +22,7 @@ from common.models import (
     SaleArtwork,
     Show,
 )
-from tests.functional.catalog_support import ZERO_ID, Catalog, catalog, counting, walk_pages
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import ZERO_ID, Catalog, counting, walk_pages
 
 pytestmark = pytest.mark.functional
 

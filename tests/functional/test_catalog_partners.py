@@ -6,9 +6,7 @@ import pytest
 from sqlalchemy import select, update
 
 from common.models import Artwork, Image, Partner, PartnerUser, Profile, Show
-from tests.functional.catalog_support import ZERO_ID, Catalog, catalog, walk_pages
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import ZERO_ID, Catalog, walk_pages
 
 pytestmark = pytest.mark.functional
 

@@ -30,9 +30,7 @@ from common.models import (
     Show,
     ShowArtwork,
 )
-from tests.functional.catalog_support import Catalog, catalog, counting
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import Catalog, counting
 
 pytestmark = pytest.mark.functional
 

@@ -9,9 +9,7 @@ from sqlalchemy import select
 
 from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, ArtworkGene
 from resource_server.queries.similarity import LIMIT
-from tests.functional.catalog_support import ZERO_ID, Catalog, catalog
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import ZERO_ID, Catalog
 
 pytestmark = pytest.mark.functional
 

@@ -37,7 +37,7 @@ from common.models import (
     UserDetail,
 )
 from common.settings import Settings
-from tests.conftest import truncate_all
+from tests.db_state import truncate_all
 
 pytestmark = pytest.mark.functional
 

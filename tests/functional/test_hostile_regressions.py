@@ -23,13 +23,11 @@ from common.serve import MAX_REQUEST_BODY
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
-from tests.functional.catalog_support import Catalog, catalog
+from tests.functional.catalog_support import Catalog
 from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.hostile_corpus import INJECTIONS, XSS_MARKERS
 from tests.functional.user_api_support import Caller, make_caller
 from tests.pages import Account, form, forms, sign_in
-
-__all__ = ["catalog"]
 
 
 @pytest.fixture
@@ -62,11 +60,11 @@ def count(sessions: sessionmaker[Session], model: Any) -> int:
 
 @pytest.mark.parametrize("body", [b"[" * 100_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000])
 def test_deeply_nested_json_is_a_400_on_the_auth_server(
-    auth_server: LiveServer, body: bytes
+    http_auth_server: LiveServer, body: bytes
 ) -> None:
-    status, answer = post_raw(auth_server, "/api/tokens/xapp_token", body, "application/json")
+    status, answer = post_raw(http_auth_server, "/api/tokens/xapp_token", body, "application/json")
     assert status == 400 and answer["detail"] == {"body": ["is not valid JSON"]}, answer
-    status, answer = post_raw(auth_server, "/oauth2/access_token", body, "application/json")
+    status, answer = post_raw(http_auth_server, "/oauth2/access_token", body, "application/json")
     assert status == 400 and answer["error"] == "invalid_request", answer
 
 

@@ -23,16 +23,11 @@ from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     World,
     assert_oauth_error,
+    auth_in_process,
     make_world,
-    oauth_server,
-    oauth_settings,
     post,
-    provider,
     serve_auth,
-    world,
 )
-
-__all__ = ["oauth_server", "oauth_settings", "provider", "world"]
 
 
 @pytest.fixture
@@ -45,16 +40,16 @@ def throttled(oauth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServ
         # Counters live in Redis: a fresh namespace each time this fixture is used.
         redis_prefix=f"{oauth_settings.redis_prefix}-throttle-{time.monotonic_ns()}",
     )
-    with serve_auth(settings, stores) as live:
+    with auth_in_process(settings, stores) as live:
         yield live
 
 
 def test_wrong_password_and_unknown_email_get_the_same_answer(
-    oauth_server: LiveServer, world: World, caplog: pytest.LogCaptureFixture
+    oauth_server: LiveServer, app_and_user: World, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="artcat.audit")
-    wrong = post(oauth_server, world.password_grant(password="wrong password", state="s"))
-    unknown = post(oauth_server, world.password_grant(email="nobody@example.org", state="s"))
+    wrong = post(oauth_server, app_and_user.password_grant(password="wrong password", state="s"))
+    unknown = post(oauth_server, app_and_user.password_grant(email="nobody@example.org", state="s"))
     body = assert_oauth_error(wrong, 400, "invalid_grant")
     assert unknown.status_code == 400 and unknown.json() == body
     assert body["state"] == "s"
@@ -63,13 +58,13 @@ def test_wrong_password_and_unknown_email_get_the_same_answer(
     assert not any("wrong password" in line or "nobody@" in line for line in lines)
 
 
-def test_email_is_case_insensitive(oauth_server: LiveServer, world: World) -> None:
-    r = post(oauth_server, world.password_grant(email=f"  {world.email.upper()} "))
+def test_email_is_case_insensitive(oauth_server: LiveServer, app_and_user: World) -> None:
+    r = post(oauth_server, app_and_user.password_grant(email=f"  {app_and_user.email.upper()} "))
     assert r.status_code == 200, r.text
 
 
-def test_missing_fields_are_invalid_request(oauth_server: LiveServer, world: World) -> None:
-    grant = world.password_grant()
+def test_missing_fields_are_invalid_request(oauth_server: LiveServer, app_and_user: World) -> None:
+    grant = app_and_user.password_grant()
     for field in ("email", "password"):
         partial = {k: v for k, v in grant.items() if k != field}
         assert_oauth_error(post(oauth_server, partial), 400, "invalid_request")
@@ -77,30 +72,30 @@ def test_missing_fields_are_invalid_request(oauth_server: LiveServer, world: Wor
 
 def test_disabled_and_passwordless_users_cannot_sign_in(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     oauth_settings: AuthSettings,
 ) -> None:
     with sessions() as s, s.begin():
-        s.execute(update(User).where(User.id == world.user_id).values(enabled=False))
+        s.execute(update(User).where(User.id == app_and_user.user_id).values(enabled=False))
         create_user(
             s, password_hasher(oauth_settings), email="social@example.org", name="S", password=None
         )
-    assert_oauth_error(post(oauth_server, world.password_grant()), 400, "invalid_grant")
-    social = post(oauth_server, world.password_grant(email="social@example.org"))
+    assert_oauth_error(post(oauth_server, app_and_user.password_grant()), 400, "invalid_grant")
+    social = post(oauth_server, app_and_user.password_grant(email="social@example.org"))
     assert_oauth_error(social, 400, "invalid_grant")
     with sessions() as s:
         assert s.scalar(select(func.count()).select_from(Token)) == 0
 
 
 def test_attempts_are_throttled_per_account(
-    throttled: LiveServer, world: World, sessions: sessionmaker[Session], oauth_settings: Any
+    throttled: LiveServer, app_and_user: World, sessions: sessionmaker[Session], oauth_settings: Any
 ) -> None:
     for _ in range(3):
-        r = post(throttled, world.password_grant(password="wrong"))
+        r = post(throttled, app_and_user.password_grant(password="wrong"))
         assert_oauth_error(r, 400, "invalid_grant")
     # Over the limit even the right password is refused, before it is checked.
-    limited = post(throttled, world.password_grant(state="st"))
+    limited = post(throttled, app_and_user.password_grant(state="st"))
     body = assert_oauth_error(limited, 429, "slow_down")
     assert body["state"] == "st"
     assert 1 <= int(limited.headers["Retry-After"]) <= 60
@@ -108,11 +103,11 @@ def test_attempts_are_throttled_per_account(
     assert post(throttled, other.password_grant()).status_code == 200
 
 
-def test_attempts_are_throttled_per_ip(throttled: LiveServer, world: World) -> None:
+def test_attempts_are_throttled_per_ip(throttled: LiveServer, app_and_user: World) -> None:
     for n in range(6):
-        r = post(throttled, world.password_grant(email=f"unknown{n}@example.org"))
+        r = post(throttled, app_and_user.password_grant(email=f"unknown{n}@example.org"))
         assert r.status_code == 400
-    limited = post(throttled, world.password_grant())
+    limited = post(throttled, app_and_user.password_grant())
     assert_oauth_error(limited, 429, "slow_down")
     assert int(limited.headers["Retry-After"]) >= 1
 
@@ -121,7 +116,7 @@ def test_attempts_are_throttled_per_ip(throttled: LiveServer, world: World) -> N
 def test_the_ip_throttle_counts_the_client_a_trusted_proxy_names(
     oauth_settings: AuthSettings,
     stores: Stores,
-    world: World,
+    app_and_user: World,
     trusted: bool,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -136,10 +131,12 @@ def test_the_ip_throttle_counts_the_client_a_trusted_proxy_names(
     caplog.set_level(logging.INFO, logger="artcat.access")
     with serve_auth(settings, stores, **proxy_options(settings)) as live:
         for n in range(3):
-            attempt = world.password_grant(email=f"unknown{n}@example.org")
+            attempt = app_and_user.password_grant(email=f"unknown{n}@example.org")
             r = post(live, attempt, headers={"X-Forwarded-For": "203.0.113.7"})
             assert r.status_code == 400
-        other = post(live, world.password_grant(), headers={"X-Forwarded-For": "198.51.100.2"})
+        other = post(
+            live, app_and_user.password_grant(), headers={"X-Forwarded-For": "198.51.100.2"}
+        )
     if trusted:
         assert other.status_code == 200, other.text
     else:
@@ -155,7 +152,7 @@ def test_the_ip_throttle_counts_the_client_a_trusted_proxy_names(
 def test_unknown_email_costs_what_a_wrong_password_costs(
     oauth_settings: AuthSettings,
     stores: Stores,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -173,9 +170,9 @@ def test_unknown_email_costs_what_a_wrong_password_costs(
         return original(self, hash, password)
 
     monkeypatch.setattr(PasswordHasher, "verify", counting)
-    with serve_auth(oauth_settings, stores) as live:
+    with auth_in_process(oauth_settings, stores) as live:
         for email in ("t@example.org", "nobody@example.org"):
-            grant = {**world.creds, "grant_type": "credentials", "email": email}
+            grant = {**app_and_user.creds, "grant_type": "credentials", "email": email}
             r = post(live, {**grant, "password": "not it"})
             assert r.status_code == 400
             assert r.json()["error"] == "invalid_grant"
@@ -184,11 +181,14 @@ def test_unknown_email_costs_what_a_wrong_password_costs(
 
 
 def test_argon2_parameters_are_upgraded_on_sign_in(
-    oauth_settings: AuthSettings, stores: Stores, world: World, sessions: sessionmaker[Session]
+    oauth_settings: AuthSettings,
+    stores: Stores,
+    app_and_user: World,
+    sessions: sessionmaker[Session],
 ) -> None:
     stronger = replace(oauth_settings, argon2_time_cost=2)
-    with serve_auth(stronger, stores) as live:
-        assert post(live, world.password_grant()).status_code == 200
+    with auth_in_process(stronger, stores) as live:
+        assert post(live, app_and_user.password_grant()).status_code == 200
     with sessions() as s:
-        stored = s.get_one(User, world.user_id).password_hash or ""
+        stored = s.get_one(User, app_and_user.user_id).password_hash or ""
     assert ",t=2," in stored

@@ -24,14 +24,8 @@ from tests.functional.oauth_support import (
     get_artists,
     make_code,
     make_world,
-    oauth_server,
-    oauth_settings,
     post,
-    provider,
-    world,
 )
-
-__all__ = ["oauth_server", "oauth_settings", "provider", "world"]
 
 INVALID = {"type": "auth_error", "message": "The access token is invalid or has expired."}
 
@@ -45,9 +39,9 @@ def user_token(live: LiveServer, w: World, **extra: str) -> str:
 
 @pytest.mark.parametrize("how", ["query", "form", "json", "x-access-token", "x-auth-token"])
 def test_expire_access_token_then_every_resource_server_refuses_it(
-    oauth_server: LiveServer, resource_server: LiveServer, world: World, how: str
+    oauth_server: LiveServer, resource_server: LiveServer, app_and_user: World, how: str
 ) -> None:
-    token = user_token(oauth_server, world)
+    token = user_token(oauth_server, app_and_user)
     assert get_artists(resource_server, token) == 200
     url = f"{oauth_server.url}/api/tokens/access_token"
     kwargs: dict[str, Any] = {
@@ -73,11 +67,11 @@ def test_expire_access_token_then_every_resource_server_refuses_it(
 def test_expiry_survives_the_loss_of_the_redis_key(
     oauth_server: LiveServer,
     resource_server: LiveServer,
-    world: World,
+    app_and_user: World,
     stores: Stores,
     redis_client: Redis,
 ) -> None:
-    token = user_token(oauth_server, world, scope="offline_access")
+    token = user_token(oauth_server, app_and_user, scope="offline_access")
     requests.delete(
         f"{oauth_server.url}/api/tokens/access_token", params={"access_token": token}, timeout=10
     )
@@ -107,8 +101,10 @@ def test_xapp_token_refuses_unstorable_text_without_a_5xx(oauth_server: LiveServ
         assert r.status_code == 401 and r.json()["type"] == "auth_error"
 
 
-def test_expire_through_the_combined_server(combined_server: LiveServer, world: World) -> None:
-    token = user_token(combined_server, world)
+def test_expire_through_the_combined_server(
+    combined_server: LiveServer, app_and_user: World
+) -> None:
+    token = user_token(combined_server, app_and_user)
     r = requests.delete(
         f"{combined_server.url}/api/tokens/access_token",
         headers={"X-Access-Token": token},
@@ -134,54 +130,54 @@ def introspect(live: LiveServer, w: World, token: str) -> dict[str, Any]:
 def test_revoke_only_the_clients_own_tokens(
     oauth_server: LiveServer,
     resource_server: LiveServer,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     oauth_settings: AuthSettings,
 ) -> None:
     other = make_world(sessions, oauth_settings)
-    mine, theirs = user_token(oauth_server, world), user_token(oauth_server, other)
-    r = revoke(oauth_server, world, theirs)
+    mine, theirs = user_token(oauth_server, app_and_user), user_token(oauth_server, other)
+    r = revoke(oauth_server, app_and_user, theirs)
     assert r.status_code == 200 and r.json() == {}
     assert get_artists(resource_server, theirs) == 200  # not ours: left alone, silently
-    assert revoke(oauth_server, world, mine).status_code == 200
+    assert revoke(oauth_server, app_and_user, mine).status_code == 200
     assert get_artists(resource_server, mine) == 401
-    assert revoke(oauth_server, world, mine).status_code == 200  # already revoked: still 200
-    assert revoke(oauth_server, world, "unknown").status_code == 200
+    assert revoke(oauth_server, app_and_user, mine).status_code == 200  # already revoked: still 200
+    assert revoke(oauth_server, app_and_user, "unknown").status_code == 200
 
 
-def test_revoke_and_introspect_errors(oauth_server: LiveServer, world: World) -> None:
+def test_revoke_and_introspect_errors(oauth_server: LiveServer, app_and_user: World) -> None:
     for path in ("revoke", "introspect"):
         url = f"{oauth_server.url}/oauth2/{path}"
-        no_token = requests.post(url, data=world.creds, timeout=10)
+        no_token = requests.post(url, data=app_and_user.creds, timeout=10)
         assert_oauth_error(no_token, 400, "invalid_request")
         bad_client = requests.post(
-            url, data={**world.creds, "client_secret": "x", "token": "t"}, timeout=10
+            url, data={**app_and_user.creds, "client_secret": "x", "token": "t"}, timeout=10
         )
         assert_oauth_error(bad_client, 401, "invalid_client")
 
 
 def test_introspection(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     oauth_settings: AuthSettings,
 ) -> None:
-    token = user_token(oauth_server, world, scope="offline_access")
-    info = introspect(oauth_server, world, token)
-    assert info["active"] is True and info["sub"] == world.user_id
-    assert info["client_id"] == world.client_id and info["scope"] == "offline_access"
+    token = user_token(oauth_server, app_and_user, scope="offline_access")
+    info = introspect(oauth_server, app_and_user, token)
+    assert info["active"] is True and info["sub"] == app_and_user.user_id
+    assert info["client_id"] == app_and_user.client_id and info["scope"] == "offline_access"
     assert info["token_type"] == "Bearer" and info["iss"] == oauth_server.url
     assert info["exp"] - info["iat"] == oauth_settings.offline_token_ttl
     other = make_world(sessions, oauth_settings)
     assert introspect(oauth_server, other, token) == {"active": False}  # not its token
     xapp = requests.post(
-        f"{oauth_server.url}/api/tokens/xapp_token", data=world.creds, timeout=10
+        f"{oauth_server.url}/api/tokens/xapp_token", data=app_and_user.creds, timeout=10
     ).json()["token"]
-    xapp_info = introspect(oauth_server, world, xapp)
+    xapp_info = introspect(oauth_server, app_and_user, xapp)
     assert xapp_info["active"] is True and "sub" not in xapp_info
-    revoke(oauth_server, world, token)
-    assert introspect(oauth_server, world, token) == {"active": False}
-    assert introspect(oauth_server, world, "garbage") == {"active": False}
+    revoke(oauth_server, app_and_user, token)
+    assert introspect(oauth_server, app_and_user, token) == {"active": False}
+    assert introspect(oauth_server, app_and_user, "garbage") == {"active": False}
 
 
 def test_authorization_server_metadata(oauth_server: LiveServer) -> None:
@@ -214,22 +210,22 @@ def test_authorization_server_metadata(oauth_server: LiveServer) -> None:
 
 def test_audit_lines_name_every_event_and_no_secret(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="artcat.audit")
-    code = make_code(sessions, world)
-    exchanged = post(oauth_server, code_params(world, code)).json()["access_token"]
-    post(oauth_server, code_params(world, code))  # a replay
-    signed = user_token(oauth_server, world)
+    code = make_code(sessions, app_and_user)
+    exchanged = post(oauth_server, code_params(app_and_user, code)).json()["access_token"]
+    post(oauth_server, code_params(app_and_user, code))  # a replay
+    signed = user_token(oauth_server, app_and_user)
     requests.delete(
         f"{oauth_server.url}/api/tokens/access_token", params={"access_token": signed}, timeout=10
     )
-    revoked = user_token(oauth_server, world)
-    revoke(oauth_server, world, revoked)
-    post(oauth_server, world.password_grant(password="wrong horse"))
-    post(oauth_server, {**world.password_grant(), "client_secret": "bad secret"})
+    revoked = user_token(oauth_server, app_and_user)
+    revoke(oauth_server, app_and_user, revoked)
+    post(oauth_server, app_and_user.password_grant(password="wrong horse"))
+    post(oauth_server, {**app_and_user.password_grant(), "client_secret": "bad secret"})
     lines = [r.getMessage() for r in caplog.records if r.name == "artcat.audit"]
     events = [json.loads(line)["event"] for line in lines]
     for event in (
@@ -247,7 +243,7 @@ def test_audit_lines_name_every_event_and_no_secret(
         exchanged,
         signed,
         revoked,
-        world.client_secret,
+        app_and_user.client_secret,
         PASSWORD,
         "wrong horse",
         "bad secret",

@@ -17,11 +17,9 @@ from common.stores import Stores
 from common.tokens import digest
 from resource_server.app import create_app as create_resource
 from tests.functional import log_secrets
-from tests.functional.conftest import LiveServer, start_server
+from tests.functional.conftest import LiveServer
+from tests.functional.in_process import serve_in_process
 from tests.functional.process_support import poll, xapp_token
-from tests.functional.test_walking_skeleton import client
-
-__all__ = ["client"]
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 UNKNOWN_ID = "0123456789abcdef01234567"
@@ -70,9 +68,9 @@ def test_request_ids_are_echoed_or_generated(
 
 
 def test_metrics_count_requests_by_route_template_and_status(
-    auth_server: LiveServer, resource_server: LiveServer, client: dict[str, str]
+    auth_server: LiveServer, resource_server: LiveServer, app_credentials: dict[str, str]
 ) -> None:
-    token = xapp_token(auth_server, client)
+    token = xapp_token(auth_server, app_credentials)
     before = scrape(resource_server)
     for _ in range(2):
         r = requests.get(
@@ -83,7 +81,7 @@ def test_metrics_count_requests_by_route_template_and_status(
         assert r.status_code == 404
     assert requests.get(f"{resource_server.url}/no/such/thing", timeout=10).status_code == 404
     assert requests.get(f"{auth_server.url}/api/applications/x", timeout=10).status_code == 401
-    xapp_token(auth_server, client)
+    xapp_token(auth_server, app_credentials)
 
     def delta(service: str, route: str, method: str, status: str) -> float:
         now = scrape(resource_server)  # one registry per process: both services are in it
@@ -106,11 +104,11 @@ def test_metrics_count_requests_by_route_template_and_status(
 def test_token_validations_and_cache_misses_are_counted(
     auth_server: LiveServer,
     resource_server: LiveServer,
-    client: dict[str, str],
+    app_credentials: dict[str, str],
     stores: Stores,
     redis_client: Redis,
 ) -> None:
-    token = xapp_token(auth_server, client)
+    token = xapp_token(auth_server, app_credentials)
     garbage = "not-a-token-" + "q" * 20
     url = f"{resource_server.url}/api/artists"
 
@@ -140,14 +138,14 @@ def test_token_validations_and_cache_misses_are_counted(
 
 def test_rate_limit_rejections_are_counted_and_metrics_are_never_limited(
     auth_server: LiveServer,
-    client: dict[str, str],
+    app_credentials: dict[str, str],
     resource_settings: ResourceSettings,
     stores: Stores,
 ) -> None:
     settings = replace(resource_settings, rate_limit="1/minute", rate_limit_burst=1)
-    live = start_server(create_resource(settings, stores))
+    live = serve_in_process(create_resource(settings, stores))
     try:
-        token = xapp_token(auth_server, client)
+        token = xapp_token(auth_server, app_credentials)
         before = scrape(live)
         statuses = [
             requests.get(
@@ -182,7 +180,7 @@ def test_metrics_can_be_switched_off(
         create_auth(replace(auth_settings, metrics_enabled=False), stores),
     ]
     for app in apps:
-        live = start_server(app)
+        live = serve_in_process(app)
         try:
             r = requests.get(f"{live.url}/metrics", timeout=10)
             assert r.status_code == 404 and r.headers["X-Request-Id"]
@@ -193,10 +191,10 @@ def test_metrics_can_be_switched_off(
 def test_access_lines_carry_the_request_id_and_no_token(
     auth_server: LiveServer,
     resource_server: LiveServer,
-    client: dict[str, str],
+    app_credentials: dict[str, str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    token = xapp_token(auth_server, client)
+    token = xapp_token(auth_server, app_credentials)
     with caplog.at_level(logging.INFO, logger="artcat.access"):
         r = requests.get(
             f"{resource_server.url}/api/artists",
@@ -207,7 +205,7 @@ def test_access_lines_carry_the_request_id_and_no_token(
         assert r.status_code == 200
         requests.post(
             f"{auth_server.url}/api/tokens/xapp_token",
-            data=client,
+            data=app_credentials,
             headers={"X-Request-Id": "line-check-2"},
             timeout=10,
         )
@@ -228,7 +226,7 @@ def test_access_lines_carry_the_request_id_and_no_token(
     assert '"user_agent":"obs-test/1"' in resource_line and '"service":"resource"' in resource_line
     assert '"route":"/api/tokens/xapp_token"' in auth_line and '"status":201' in auth_line
     for line in (resource_line, auth_line):
-        assert token not in line and client["client_secret"] not in line
+        assert token not in line and app_credentials["client_secret"] not in line
 
 
 def test_the_log_grep_finds_a_leaked_secret() -> None:

@@ -85,12 +85,12 @@ def test_a_rule_no_schema_can_state_is_in_the_parameters_description(
     assert "Only with `user_id`" in params["collection_id"]["description"]
 
 
-def test_a_request_head_too_large_is_in_the_document(auth_server: LiveServer) -> None:
+def test_a_request_head_too_large_is_in_the_document(http_auth_server: LiveServer) -> None:
     # The HTTP server answers 431 before any app sees the request: on the token routes as on
     # every other, and the document says so for every operation.
     big = {"X-Big": "a" * 70_000}
     for method, path in (("POST", "/oauth2/access_token"), ("POST", "/api/tokens/xapp_token")):
-        url = f"{auth_server.url}{path}"
+        url = f"{http_auth_server.url}{path}"
         r = requests.request(method, url, headers=big, timeout=10)
         assert r.status_code == 431, (path, r.status_code)
         found = operation_for(method, url)

@@ -17,10 +17,8 @@ from common.models import Token
 from common.settings import AuthSettings, Settings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
-from tests.functional.mail_support import Inbox, inbox, link_in, mail_server
+from tests.functional.mail_support import Inbox, link_in
 from tests.pages import Account, form, make_account, sign_in, text
-
-__all__ = ["inbox", "mail_server"]
 
 NEW_PASSWORD = "Water lilies 1899"
 

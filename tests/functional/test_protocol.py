@@ -12,15 +12,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.models import Application
 from tests.functional.conftest import LiveServer
 from tests.functional.process_support import xapp_token
-from tests.functional.test_walking_skeleton import client
-
-__all__ = ["client"]
 
 
 @pytest.fixture
-def token(auth_server: LiveServer, client: dict[str, str]) -> str:
+def token(auth_server: LiveServer, app_credentials: dict[str, str]) -> str:
     """An XAPP token of a fresh application."""
-    return xapp_token(auth_server, client)
+    return xapp_token(auth_server, app_credentials)
 
 
 def test_unsupported_request_body_type_is_406(resource_server: LiveServer, token: str) -> None:
@@ -87,16 +84,16 @@ def test_head_answers_like_get_without_a_body(resource_server: LiveServer, token
 def test_rate_limit_per_application(
     resource_server: LiveServer,
     auth_server: LiveServer,
-    client: dict[str, str],
+    app_credentials: dict[str, str],
     sessions: sessionmaker[Session],
 ) -> None:
     with sessions() as s, s.begin():
         s.execute(
             update(Application)
-            .where(Application.client_id == client["client_id"])
+            .where(Application.client_id == app_credentials["client_id"])
             .values(rate_limit="3/minute")
         )
-    token = xapp_token(auth_server, client)
+    token = xapp_token(auth_server, app_credentials)
     url = f"{resource_server.url}/api/artists"
     statuses = [
         requests.get(url, headers={"X-Xapp-Token": token}, timeout=10).status_code for _ in range(4)

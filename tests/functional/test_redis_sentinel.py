@@ -27,7 +27,7 @@ from common.redis_store import connect_redis, parse_sentinels
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
-from tests.conftest import truncate_all
+from tests.db_state import truncate_all
 from tests.functional.catalog_support import demo_xapp_token
 from tests.functional.conftest import LiveServer, start_server
 from tests.functional.process_support import (

@@ -53,7 +53,9 @@ OUTAGES = 3
 
 
 @pytest.fixture(scope="module")
-def world(module_db: Engine, sessions: sessionmaker[Session], auth_settings: AuthSettings) -> World:
+def app_user_and_artists(
+    module_db: Engine, sessions: sessionmaker[Session], auth_settings: AuthSettings
+) -> World:
     """An application, a user with a password, and a few artists to list."""
     with sessions() as s, s.begin():
         for _ in range(5):
@@ -63,7 +65,7 @@ def world(module_db: Engine, sessions: sessionmaker[Session], auth_settings: Aut
 
 @pytest.fixture(scope="module")
 def services(
-    world: World,
+    app_user_and_artists: World,
     redis_server: RedisServer,
     base_settings: Settings,
     tmp_path_factory: pytest.TempPathFactory,
@@ -118,15 +120,15 @@ def catalog_calls(resource: Service, xapp: str, access: str) -> list[Call]:
 
 def test_redis_outage_answers_503_json_and_service_resumes_when_redis_returns(
     services: tuple[Service, Service],
-    world: World,
+    app_user_and_artists: World,
     redis_server: RedisServer,
     sessions: sessionmaker[Session],
     base_settings: Settings,
 ) -> None:
     resource, auth = services
     pids = (resource.pid, auth.pid)
-    xapp = xapp_token(auth, world.creds)
-    access = password_token(auth, world.password_grant())
+    xapp = xapp_token(auth, app_user_and_artists.creds)
+    access = password_token(auth, app_user_and_artists.password_grant())
     outages: list[tuple[float, float]] = []
     recoveries: list[float] = []
     with Load(catalog_calls(resource, xapp, access), threads=6) as load:
@@ -141,14 +143,16 @@ def test_redis_outage_answers_503_json_and_service_resumes_when_redis_returns(
             assert_unavailable(
                 requests.post(
                     f"{auth.url}/oauth2/access_token",
-                    data=world.password_grant(),
+                    data=app_user_and_artists.password_grant(),
                     timeout=REQUEST_TIMEOUT,
                 )
             )
             assert count_tokens(sessions) == tokens_before
             assert_unavailable(
                 requests.post(
-                    f"{auth.url}/api/tokens/xapp_token", data=world.creds, timeout=REQUEST_TIMEOUT
+                    f"{auth.url}/api/tokens/xapp_token",
+                    data=app_user_and_artists.creds,
+                    timeout=REQUEST_TIMEOUT,
                 )
             )
             for svc in (resource, auth):
@@ -178,7 +182,7 @@ def test_redis_outage_answers_503_json_and_service_resumes_when_redis_returns(
         tokens = TokenStore(redis, sessions, prefix=base_settings.redis_prefix)
         for value in (xapp, access):
             assert tokens.redis.get(tokens.key(digest(value))) not in (None, TOMBSTONE, UNKNOWN)
-    assert xapp_token(auth, world.creds)  # the auth server issues again
+    assert xapp_token(auth, app_user_and_artists.creds)  # the auth server issues again
     # A restart between requests is invisible: idle pooled connections to the old server are
     # noticed and replaced before use, not failed on.
     redis_server.stop()
@@ -186,17 +190,17 @@ def test_redis_outage_answers_503_json_and_service_resumes_when_redis_returns(
     with requests.Session() as http:
         for call in catalog_calls(resource, xapp, access):
             assert send(http, call).ok
-    assert xapp_token(auth, world.creds)
+    assert xapp_token(auth, app_user_and_artists.creds)
 
 
 def test_flushed_redis_loses_no_valid_token_under_load(
-    services: tuple[Service, Service], world: World, redis_server: RedisServer
+    services: tuple[Service, Service], app_user_and_artists: World, redis_server: RedisServer
 ) -> None:
     resource, auth = services
-    xapp = xapp_token(auth, world.creds)
-    access = password_token(auth, world.password_grant())
-    offline = password_token(auth, world.password_grant(scope="offline_access"))
-    revoked = password_token(auth, world.password_grant())
+    xapp = xapp_token(auth, app_user_and_artists.creds)
+    access = password_token(auth, app_user_and_artists.password_grant())
+    offline = password_token(auth, app_user_and_artists.password_grant(scope="offline_access"))
+    revoked = password_token(auth, app_user_and_artists.password_grant())
     gone = requests.delete(
         f"{auth.url}/api/tokens/access_token",
         params={"access_token": revoked},

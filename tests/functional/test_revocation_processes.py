@@ -32,7 +32,9 @@ pytestmark = pytest.mark.functional
 
 
 @pytest.fixture(scope="module")
-def world(module_db: Engine, sessions: sessionmaker[Session], auth_settings: AuthSettings) -> World:
+def process_app_and_user(
+    module_db: Engine, sessions: sessionmaker[Session], auth_settings: AuthSettings
+) -> World:
     """An application and a user with a password."""
     return make_world(sessions, auth_settings)
 
@@ -40,7 +42,7 @@ def world(module_db: Engine, sessions: sessionmaker[Session], auth_settings: Aut
 @pytest.fixture(scope="module", params=["waitress", "granian"])
 def cluster(
     request: pytest.FixtureRequest,
-    world: World,
+    process_app_and_user: World,
     redis_server: RedisServer,
     base_settings: Settings,
     tmp_path_factory: pytest.TempPathFactory,
@@ -97,10 +99,10 @@ MIN_FLUSHES = 20
 
 @pytest.mark.parametrize("redis_state", ["cached", "flushed-until-revoked", "flushed-throughout"])
 def test_no_request_started_after_the_delete_returned_is_accepted(
-    cluster: list[Service], world: World, redis_server: RedisServer, redis_state: str
+    cluster: list[Service], process_app_and_user: World, redis_server: RedisServer, redis_state: str
 ) -> None:
     first, second, auth = cluster
-    token = password_token(auth, world.password_grant())
+    token = password_token(auth, process_app_and_user.password_grant())
     calls = [
         Call(name, "GET", f"{svc.url}/api/current_user", {"X-Access-Token": token})
         for name, svc in (("first", first), ("second", second))

@@ -53,7 +53,7 @@ from common.models import (
 from common.settings import Settings
 from common.stores import Stores
 from tests import factories
-from tests.conftest import truncate_all
+from tests.db_state import truncate_all
 from tests.functional import log_secrets
 from tests.functional.catalog_support import demo_xapp_token, issue_user_token
 from tests.functional.conftest import LiveServer, forget_sign_in_throttle
@@ -158,7 +158,7 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(
+def schema_and_tokens(
     engine: Engine,
     base_settings: Settings,
     stores: Stores,
@@ -204,20 +204,20 @@ def world(
     forget_sign_in_throttle(redis_client, base_settings.redis_prefix)
 
 
-def auth_headers(world: World, kind: str) -> dict[str, str]:
+def auth_headers(schema_and_tokens: World, kind: str) -> dict[str, str]:
     """Return the token header of a kind of token (none for ``none``)."""
     if kind == "xapp":
-        return {"X-Xapp-Token": world.xapp}
+        return {"X-Xapp-Token": schema_and_tokens.xapp}
     if kind == "user":
-        return {"X-Access-Token": world.user}
+        return {"X-Access-Token": schema_and_tokens.user}
     return {}
 
 
-def with_real_client(world: World, case: Any) -> None:
+def with_real_client(schema_and_tokens: World, case: Any) -> None:
     """Put the demo application's real credentials in a generated body that names a client."""
     if isinstance(case.body, dict) and "client_id" in case.body:
-        case.body["client_id"] = world.client_id
-        case.body["client_secret"] = world.client_secret
+        case.body["client_id"] = schema_and_tokens.client_id
+        case.body["client_secret"] = schema_and_tokens.client_secret
 
 
 def without_ignored_credentials(case: Any) -> None:
@@ -274,18 +274,18 @@ def path_id(path: str) -> str:
     ("method", "path", "kind"), OPERATIONS, ids=[f"{m} {p} {k}" for m, p, k in OPERATIONS]
 )
 def test_generated_requests_get_documented_answers(
-    world: World, method: str, path: str, kind: str
+    schema_and_tokens: World, method: str, path: str, kind: str
 ) -> None:
-    operation = world.schema[path][method]
-    headers = auth_headers(world, kind)
+    operation = schema_and_tokens.schema[path][method]
+    headers = auth_headers(schema_and_tokens, kind)
     strategies = [
         operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
         operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
     ]
-    if world.ids.get(path):
+    if schema_and_tokens.ids.get(path):
         # Ids that exist, so the item representations are generated and checked too.
         strategies.append(
-            st.sampled_from(world.ids[path]).flatmap(
+            st.sampled_from(schema_and_tokens.ids[path]).flatmap(
                 lambda id_: operation.as_strategy(path_parameters={path_id(path): id_})
             )
         )
@@ -303,7 +303,7 @@ def test_generated_requests_get_documented_answers(
     )
     def run(case: Any, real_client: bool) -> None:
         if real_client:
-            with_real_client(world, case)
+            with_real_client(schema_and_tokens, case)
         without_ignored_credentials(case)
         as_positive_request(case, path)
         with requests.Session() as session:

@@ -28,10 +28,12 @@ from common.stores import Stores
 from resource_server.app import create_app
 from resource_server.search import service
 from tests import factories
-from tests.conftest import SAMPLE_DATA, truncate_all
+from tests.conftest import SAMPLE_DATA
+from tests.db_state import truncate_all
 from tests.functional.catalog_support import counting
 from tests.functional.cli_support import cli_env, run_cli
-from tests.functional.conftest import LiveServer, start_server
+from tests.functional.conftest import LiveServer
+from tests.functional.in_process import serve_in_process
 from tests.functional.user_api_support import make_caller, xapp_headers
 
 pytestmark = [pytest.mark.functional, pytest.mark.data]
@@ -172,7 +174,7 @@ def test_permalinks_when_the_website_is_configured(museum: Museum, stores: Store
     settings = ResourceSettings(
         secret_key="x", web_url="https://art.example.org", rate_limit="10000/second"
     )
-    live = start_server(create_app(settings, stores))
+    live = serve_in_process(create_app(settings, stores))
     try:
         r = requests.get(f"{live.url}/api/search?q=Beuys", headers=museum.xapp, timeout=20)
     finally:

@@ -12,9 +12,7 @@ from common.stores import Stores
 from common.tokens import TOMBSTONE, UNKNOWN, digest
 from tests.functional.conftest import LiveServer
 from tests.functional.process_support import xapp_token
-from tests.functional.test_walking_skeleton import INVALID, client
-
-__all__ = ["client"]
+from tests.functional.test_walking_skeleton import INVALID
 
 
 def flush(redis: Redis) -> None:
@@ -28,11 +26,11 @@ def flush(redis: Redis) -> None:
 def test_token_survives_redis_flush_and_dies_on_expiry(
     auth_server: LiveServer,
     resource_server: LiveServer,
-    client: dict[str, str],
+    app_credentials: dict[str, str],
     stores: Stores,
     redis_client: Redis,
 ) -> None:
-    token = xapp_token(auth_server, client)
+    token = xapp_token(auth_server, app_credentials)
     key = stores.tokens.key(digest(token))
     assert redis_client.get(key) is not None  # published at issue time
     assert token.encode() not in (redis_client.get(key) or b"")  # only the digest is stored

@@ -34,7 +34,7 @@ INVALID = {"type": "auth_error", "message": "The access token is invalid or has 
 
 
 @pytest.fixture
-def world(
+def two_users(
     clean_db: Engine, sessions: sessionmaker[Session], stores: Stores, base_settings: Settings
 ) -> dict[str, Any]:
     """Two users with tokens (each with the profile every user has); the first has details."""
@@ -70,12 +70,12 @@ def collect(sessions: sessionmaker[Session], user: Caller, artwork: str, *, priv
 )
 def test_user_routes_need_a_user_token(
     resource_server: LiveServer,
-    world: dict[str, Any],
+    two_users: dict[str, Any],
     sessions: sessionmaker[Session],
     stores: Stores,
     path: str,
 ) -> None:
-    url = resource_server.url + path.format(id=world["me"].id)
+    url = resource_server.url + path.format(id=two_users["me"].id)
     r = requests.get(url, headers=xapp_headers(sessions, stores), timeout=TIMEOUT)
     assert r.status_code == 401 and r.json() == INVALID
     assert requests.get(url, timeout=TIMEOUT).json() == INVALID
@@ -84,9 +84,9 @@ def test_user_routes_need_a_user_token(
 
 
 def test_another_user_shows_only_id_name_and_public_links(
-    resource_server: LiveServer, world: dict[str, Any]
+    resource_server: LiveServer, two_users: dict[str, Any]
 ) -> None:
-    me, other, base = world["me"], world["other"], resource_server.url
+    me, other, base = two_users["me"], two_users["other"], resource_server.url
     r = requests.get(f"{base}/api/users/{me.id}", headers=other.headers, timeout=TIMEOUT)
     assert r.status_code == 200
     assert r.json() == {
@@ -94,23 +94,23 @@ def test_another_user_shows_only_id_name_and_public_links(
         "name": "Ada Lovelace",
         "_links": {
             "self": {"href": f"{base}/api/users/{me.id}"},
-            "profile": {"href": f"{base}/api/profiles/{world['profile']}"},
+            "profile": {"href": f"{base}/api/profiles/{two_users['profile']}"},
             "collections": {"href": f"{base}/api/collections?user_id={me.id}"},
         },
     }
     # Every user has a profile from the start, and a readable one.
     r = requests.get(f"{base}/api/users/{other.id}", headers=me.headers, timeout=TIMEOUT)
     profile = r.json()["_links"]["profile"]["href"]
-    assert profile == f"{base}/api/profiles/{world['others']}"
+    assert profile == f"{base}/api/profiles/{two_users['others']}"
     shown = requests.get(profile, headers=me.headers, timeout=TIMEOUT).json()
     assert shown["handle"] == f"user-{other.id}"
     assert shown["_links"]["owner"]["href"] == f"{base}/api/users/{other.id}"
 
 
 def test_a_user_reading_itself_sees_email_timestamps_and_details_link(
-    resource_server: LiveServer, world: dict[str, Any]
+    resource_server: LiveServer, two_users: dict[str, Any]
 ) -> None:
-    me, base = world["me"], resource_server.url
+    me, base = two_users["me"], resource_server.url
     body = requests.get(f"{base}/api/users/{me.id}", headers=me.headers, timeout=TIMEOUT).json()
     assert list(body) == [
         "id", "name", "email", "email_verified", "created_at", "updated_at", "_links",
@@ -123,19 +123,21 @@ def test_a_user_reading_itself_sees_email_timestamps_and_details_link(
 
 @pytest.mark.parametrize("user_id", ["0123456789abcdef01234567", "ada-lovelace", "x" * 300])
 def test_unknown_user_is_404(
-    resource_server: LiveServer, world: dict[str, Any], user_id: str
+    resource_server: LiveServer, two_users: dict[str, Any], user_id: str
 ) -> None:
     r = requests.get(
-        f"{resource_server.url}/api/users/{user_id}", headers=world["me"].headers, timeout=TIMEOUT
+        f"{resource_server.url}/api/users/{user_id}",
+        headers=two_users["me"].headers,
+        timeout=TIMEOUT,
     )
     assert r.status_code == 404
     assert r.json() == {"type": "other_error", "message": "User Not Found"}
 
 
 def test_current_user_redirects_to_the_caller(
-    resource_server: LiveServer, world: dict[str, Any]
+    resource_server: LiveServer, two_users: dict[str, Any]
 ) -> None:
-    me, base = world["me"], resource_server.url
+    me, base = two_users["me"], resource_server.url
     r = get(f"{base}/api/current_user", headers=me.headers)
     assert r.status_code == 302
     assert r.headers["Location"] == f"{base}/api/users/{me.id}"
@@ -145,9 +147,9 @@ def test_current_user_redirects_to_the_caller(
 
 
 def test_user_details_for_the_owner_only(
-    resource_server: LiveServer, world: dict[str, Any]
+    resource_server: LiveServer, two_users: dict[str, Any]
 ) -> None:
-    me, other, base = world["me"], world["other"], resource_server.url
+    me, other, base = two_users["me"], two_users["other"], resource_server.url
     r = requests.get(f"{base}/api/user_details/{me.id}", headers=me.headers, timeout=TIMEOUT)
     assert r.status_code == 200
     body = r.json()
@@ -178,12 +180,12 @@ def test_user_details_for_the_owner_only(
 
 def test_collectors_of_an_artwork_are_those_with_it_in_a_public_collection(
     resource_server: LiveServer,
-    world: dict[str, Any],
+    two_users: dict[str, Any],
     sessions: sessionmaker[Session],
     stores: Stores,
     base_settings: Settings,
 ) -> None:
-    me, other, base = world["me"], world["other"], resource_server.url
+    me, other, base = two_users["me"], two_users["other"], resource_server.url
     artwork, lonely = add_artworks(sessions, 2)
     collectors = [make_caller(sessions, stores, base_settings) for _ in range(6)]
     for c in [*collectors, me]:
@@ -194,7 +196,7 @@ def test_collectors_of_an_artwork_are_those_with_it_in_a_public_collection(
     assert pages == 3
     assert sorted(u["id"] for u in users) == sorted([c.id for c in collectors] + [me.id])
     mine = next(u for u in users if u["id"] == me.id)
-    assert mine["_links"]["profile"]["href"].endswith(world["profile"])
+    assert mine["_links"]["profile"]["href"].endswith(two_users["profile"])
     assert "email" not in mine
     first = requests.get(url, headers=other.headers, timeout=TIMEOUT).json()
     assert first["total_count"] == 7
@@ -214,12 +216,12 @@ def test_collectors_of_an_artwork_are_those_with_it_in_a_public_collection(
 
 def test_term_matches_a_name_prefix_case_insensitively(
     resource_server: LiveServer,
-    world: dict[str, Any],
+    two_users: dict[str, Any],
     sessions: sessionmaker[Session],
     stores: Stores,
     base_settings: Settings,
 ) -> None:
-    me = world["me"]
+    me = two_users["me"]
     for name in ("Adam Smith", "100% Artist", "Ad_x"):
         make_caller(sessions, stores, base_settings, name=name)
     url = f"{resource_server.url}/api/users"
@@ -237,11 +239,11 @@ def test_term_matches_a_name_prefix_case_insensitively(
     assert names("zzz") == []
 
 
-def test_sample_and_paging_errors(resource_server: LiveServer, world: dict[str, Any]) -> None:
-    me, base = world["me"], resource_server.url
+def test_sample_and_paging_errors(resource_server: LiveServer, two_users: dict[str, Any]) -> None:
+    me, base = two_users["me"], resource_server.url
     r = get(f"{base}/api/users?sample=1", headers=me.headers)
     assert r.status_code == 302
-    assert r.headers["Location"] in {f"{base}/api/users/{world[k].id}" for k in ("me", "other")}
+    assert r.headers["Location"] in {f"{base}/api/users/{two_users[k].id}" for k in ("me", "other")}
     nobody = get(f"{base}/api/users?sample=1&term=zzz", headers=me.headers)
     assert nobody.status_code == 404
     for query, name in (
@@ -259,7 +261,7 @@ def test_sample_and_paging_errors(resource_server: LiveServer, world: dict[str, 
 
 def test_a_users_page_costs_at_most_three_queries(
     resource_server: LiveServer,
-    world: dict[str, Any],
+    two_users: dict[str, Any],
     sessions: sessionmaker[Session],
     stores: Stores,
     base_settings: Settings,
@@ -267,7 +269,7 @@ def test_a_users_page_costs_at_most_three_queries(
 ) -> None:
     for _ in range(30):
         make_caller(sessions, stores, base_settings)
-    me = world["me"]
+    me = two_users["me"]
     url = f"{resource_server.url}/api/users?size=100&total_count=1"
     assert requests.get(url, headers=me.headers, timeout=TIMEOUT).status_code == 200  # warm-up
     with count_queries(engine) as statements:

@@ -9,23 +9,11 @@ import pytest
 import requests
 from sqlalchemy.orm import Session, sessionmaker
 
-from common.settings import Settings
 from tests import factories
 from tests.functional.conftest import LiveServer
 from tests.functional.process_support import xapp_token
 
 INVALID = {"type": "auth_error", "message": "The access token is invalid or has expired."}
-
-
-@pytest.fixture
-def client(
-    clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings
-) -> dict[str, str]:
-    """An application's clear credentials in an empty catalog."""
-    with sessions() as s, s.begin():
-        owner = factories.user(s, base_settings)
-        new = factories.application(s, owner)
-        return {"client_id": new.application.client_id, "client_secret": new.client_secret}
 
 
 def add_artists(sessions: sessionmaker[Session], n: int) -> list[str]:
@@ -36,14 +24,14 @@ def add_artists(sessions: sessionmaker[Session], n: int) -> list[str]:
 
 @pytest.mark.parametrize("how", ["query", "form", "json"])
 def test_xapp_token_issued_from_form_or_json(
-    auth_server: LiveServer, client: dict[str, str], how: str
+    auth_server: LiveServer, app_credentials: dict[str, str], how: str
 ) -> None:
     url = f"{auth_server.url}/api/tokens/xapp_token"
     kwargs: dict[str, Any] = {
         # The client id may stay in the query string; the secret may not (it would be logged).
-        "query": {"params": {"client_id": client["client_id"]}, "data": client},
-        "form": {"data": client},
-        "json": {"json": client},
+        "query": {"params": {"client_id": app_credentials["client_id"]}, "data": app_credentials},
+        "form": {"data": app_credentials},
+        "json": {"json": app_credentials},
     }[how]
     r = requests.post(url, timeout=10, **kwargs)
     assert r.status_code == 201
@@ -56,13 +44,13 @@ def test_xapp_token_issued_from_form_or_json(
     assert r.headers["Cache-Control"] == "no-store"
 
 
-def test_xapp_token_errors(auth_server: LiveServer, client: dict[str, str]) -> None:
+def test_xapp_token_errors(auth_server: LiveServer, app_credentials: dict[str, str]) -> None:
     url = f"{auth_server.url}/api/tokens/xapp_token"
-    bad = requests.post(url, data={**client, "client_secret": "wrong"}, timeout=10)
+    bad = requests.post(url, data={**app_credentials, "client_secret": "wrong"}, timeout=10)
     assert bad.status_code == 401 and bad.json()["type"] == "auth_error"
     unknown = requests.post(url, data={"client_id": "nope", "client_secret": "x"}, timeout=10)
     assert unknown.status_code == 401
-    missing = requests.post(url, data={"client_id": client["client_id"]}, timeout=10)
+    missing = requests.post(url, data={"client_id": app_credentials["client_id"]}, timeout=10)
     assert missing.status_code == 400
     assert missing.json() == {
         "type": "param_error",
@@ -96,10 +84,13 @@ def test_artists_need_a_valid_token(resource_server: LiveServer) -> None:
 
 
 def test_every_artist_reachable_by_next_links(
-    auth_server: LiveServer, resource_server: LiveServer, client: dict[str, str], sessions: Any
+    auth_server: LiveServer,
+    resource_server: LiveServer,
+    app_credentials: dict[str, str],
+    sessions: Any,
 ) -> None:
     ids = add_artists(sessions, 13)
-    token = xapp_token(auth_server, client)
+    token = xapp_token(auth_server, app_credentials)
     seen: list[str] = []
     url: str | None = f"{resource_server.url}/api/artists?size=4&total_count=1"
     pages = 0
@@ -116,12 +107,15 @@ def test_every_artist_reachable_by_next_links(
 
 
 def test_artist_item_fields_links_and_slug(
-    auth_server: LiveServer, resource_server: LiveServer, client: dict[str, str], sessions: Any
+    auth_server: LiveServer,
+    resource_server: LiveServer,
+    app_credentials: dict[str, str],
+    sessions: Any,
 ) -> None:
     with sessions() as s, s.begin():
         a = factories.artist(s, slug="claude-monet", name="Claude Monet", location=None)
         artist_id = a.id
-    h = {"Authorization": f"Bearer {xapp_token(auth_server, client)}"}
+    h = {"Authorization": f"Bearer {xapp_token(auth_server, app_credentials)}"}
     base = resource_server.url
     r = requests.get(f"{base}/api/artists/{artist_id}", headers=h, timeout=10)
     body = r.json()
@@ -162,10 +156,13 @@ def test_artist_item_fields_links_and_slug(
 
 
 def test_paging_parameters(
-    auth_server: LiveServer, resource_server: LiveServer, client: dict[str, str], sessions: Any
+    auth_server: LiveServer,
+    resource_server: LiveServer,
+    app_credentials: dict[str, str],
+    sessions: Any,
 ) -> None:
     ids = add_artists(sessions, 3)
-    h = {"X-Xapp-Token": xapp_token(auth_server, client)}
+    h = {"X-Xapp-Token": xapp_token(auth_server, app_credentials)}
     url = f"{resource_server.url}/api/artists"
 
     def get(query: str) -> requests.Response:
@@ -197,9 +194,9 @@ def test_paging_parameters(
 
 
 def test_combined_server_routes_both_services(
-    combined_server: LiveServer, client: dict[str, str]
+    combined_server: LiveServer, app_credentials: dict[str, str]
 ) -> None:
-    token = xapp_token(combined_server, client)
+    token = xapp_token(combined_server, app_credentials)
     r = requests.get(
         f"{combined_server.url}/api/artists", headers={"X-Access-Token": token}, timeout=10
     )

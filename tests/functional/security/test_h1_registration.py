@@ -43,7 +43,7 @@ REFUSED = [
 
 
 @pytest.fixture
-def world(
+def registering_owner(
     clean_db: Any,
     sessions: sessionmaker[Session],
     auth_settings: AuthSettings,
@@ -58,18 +58,18 @@ def world(
 
 
 @pytest.fixture
-def token(auth_server: LiveServer, world: World) -> dict[str, str]:
+def token(auth_server: LiveServer, registering_owner: World) -> dict[str, str]:
     """The first-party application's user token header."""
-    r = post(auth_server, world.password_grant())
+    r = post(auth_server, registering_owner.password_grant())
     assert r.status_code == 200, r.text
     return {"X-Access-Token": r.json()["access_token"]}
 
 
 @pytest.fixture
-def web(auth_server: LiveServer, world: World) -> Iterator[requests.Session]:
+def web(auth_server: LiveServer, registering_owner: World) -> Iterator[requests.Session]:
     """A browser signed in as the world's user."""
     with requests.Session() as s:
-        assert sign_in(s, auth_server.url, world.email, PASSWORD).status_code == 302
+        assert sign_in(s, auth_server.url, registering_owner.email, PASSWORD).status_code == 302
         yield s
 
 
@@ -95,7 +95,7 @@ def register_on_page(
 @pytest.mark.parametrize(("uri", "reason"), REFUSED)
 def test_a_refused_uri_is_refused_by_the_api_the_page_and_the_cli(
     auth_server: LiveServer,
-    world: World,
+    registering_owner: World,
     token: dict[str, str],
     web: requests.Session,
     sessions: sessionmaker[Session],
@@ -115,7 +115,7 @@ def test_a_refused_uri_is_refused_by_the_api_the_page_and_the_cli(
     assert body["type"] == "param_error" and list(body["detail"]) == ["redirect_urls"]
     assert reason in body["message"]
     changed = requests.put(
-        f"{auth_server.url}/api/applications/{world.application_id}",
+        f"{auth_server.url}/api/applications/{registering_owner.application_id}",
         json={"redirect_urls": [uri]},
         headers=token,
         timeout=10,
@@ -128,18 +128,26 @@ def test_a_refused_uri_is_refused_by_the_api_the_page_and_the_cli(
 
     env = cli_env(base_settings)
     out = cli_refuses(
-        env, "apps", "create", "--name", "Sneaky", "--owner", world.email, "--redirect-uri", uri
+        env,
+        "apps",
+        "create",
+        "--name",
+        "Sneaky",
+        "--owner",
+        registering_owner.email,
+        "--redirect-uri",
+        uri,
     )
     assert "--redirect-uri" in out and reason in out
 
     assert app_count(sessions) == before
     with sessions() as s:
-        assert s.get_one(Application, world.application_id).redirect_uris == [GOOD_CB]
+        assert s.get_one(Application, registering_owner.application_id).redirect_uris == [GOOD_CB]
 
 
 def test_the_page_and_the_cli_require_a_redirect_uri_for_the_browser_flow(
     auth_server: LiveServer,
-    world: World,
+    registering_owner: World,
     web: requests.Session,
     sessions: sessionmaker[Session],
     base_settings: Settings,
@@ -149,7 +157,7 @@ def test_the_page_and_the_cli_require_a_redirect_uri_for_the_browser_flow(
     assert missing.status_code == 400
     assert "Give at least one redirect URI" in text(missing.text)
     env = cli_env(base_settings)
-    out = cli_refuses(env, "apps", "create", "--name", "No URI", "--owner", world.email)
+    out = cli_refuses(env, "apps", "create", "--name", "No URI", "--owner", registering_owner.email)
     assert "--redirect-uri" in out and "--no-browser-flow" in out
     assert app_count(sessions) == before
 
@@ -161,7 +169,14 @@ def test_the_page_and_the_cli_require_a_redirect_uri_for_the_browser_flow(
     )
     assert contradiction.status_code == 400
     out = run_cli(
-        env, "apps", "create", "--name", "Worker", "--owner", world.email, "--no-browser-flow"
+        env,
+        "apps",
+        "create",
+        "--name",
+        "Worker",
+        "--owner",
+        registering_owner.email,
+        "--no-browser-flow",
     )
     assert "cannot sign users in through the browser" in out
     assert "client_credentials" in out
@@ -172,7 +187,7 @@ def test_the_page_and_the_cli_require_a_redirect_uri_for_the_browser_flow(
         "--name",
         "Both",
         "--owner",
-        world.email,
+        registering_owner.email,
         "--no-browser-flow",
         "--redirect-uri",
         GOOD_CB,
@@ -196,7 +211,7 @@ def test_the_page_and_the_cli_require_a_redirect_uri_for_the_browser_flow(
             "--name",
             "Phone",
             "--owner",
-            world.email,
+            registering_owner.email,
             "--redirect-uri",
             "com.example.phone:/cb",
             "--redirect-uri",

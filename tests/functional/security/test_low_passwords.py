@@ -8,9 +8,6 @@ least 8 characters, 64 and more allowed, no composition rules, and zxcvbn's offl
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,14 +16,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import User
-from common.settings import AuthSettings, Settings
-from common.stores import Stores
+from common.settings import Settings
 from tests.functional.conftest import LiveServer
-from tests.functional.mail_support import Inbox, inbox, link_in, mail_server
-from tests.functional.oauth_support import serve_auth
+from tests.functional.mail_support import Inbox, link_in
 from tests.pages import form, make_account, post_form, sign_in, text
-
-__all__ = ["inbox", "mail_server"]
 
 NAME, EMAIL = "Edgar Degas", "edgar@example.org"
 WEAK = [
@@ -43,21 +36,6 @@ STRONG = [
     # 78 characters: 64 and more are allowed
     "The absinthe drinker sits alone at a marble table in the Nouvelle Athenes cafe",
 ]
-
-
-@pytest.fixture
-def server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
-    """An auth server of its own (a sign-up allowance this module does not share)."""
-    settings = replace(
-        auth_settings,
-        sign_up_attempts_per_ip="1000/hour",
-        redis_prefix=f"{auth_settings.redis_prefix}-pw-{time.monotonic_ns()}",
-    )
-    try:
-        with serve_auth(settings, stores) as live:
-            yield live
-    finally:
-        stores.redis.delete(*stores.redis.keys(f"{settings.redis_prefix}:*") or ["-"])
 
 
 def sign_up(base: str, password: str) -> requests.Response:
@@ -79,9 +57,9 @@ def accounts(sessions: sessionmaker[Session]) -> int:
 
 @pytest.mark.parametrize("password", WEAK)
 def test_sign_up_refuses_weak_passwords(
-    server: LiveServer, clean_db: Any, sessions: sessionmaker[Session], password: str
+    sign_up_server: LiveServer, clean_db: Any, sessions: sessionmaker[Session], password: str
 ) -> None:
-    r = sign_up(server.url, password)
+    r = sign_up(sign_up_server.url, password)
     assert r.status_code == 400
     said = text(r.text)
     assert any(
@@ -92,19 +70,22 @@ def test_sign_up_refuses_weak_passwords(
 
 @pytest.mark.parametrize("password", STRONG)
 def test_sign_up_takes_long_plain_passphrases(
-    server: LiveServer, clean_db: Any, sessions: sessionmaker[Session], password: str
+    sign_up_server: LiveServer, clean_db: Any, sessions: sessionmaker[Session], password: str
 ) -> None:
-    assert sign_up(server.url, password).status_code == 200
+    assert sign_up(sign_up_server.url, password).status_code == 200
     assert accounts(sessions) == 1
     with requests.Session() as web:
-        assert sign_in(web, server.url, EMAIL, password).status_code == 302
+        assert sign_in(web, sign_up_server.url, EMAIL, password).status_code == 302
 
 
 def test_change_applies_the_same_rules(
-    server: LiveServer, clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings
+    sign_up_server: LiveServer,
+    clean_db: Any,
+    sessions: sessionmaker[Session],
+    base_settings: Settings,
 ) -> None:
     account = make_account(sessions, base_settings, name=NAME, email=EMAIL)
-    base = server.url
+    base = sign_up_server.url
     with requests.Session() as web:
         assert sign_in(web, base, account.email, account.password).status_code == 302
         for weak in ("password123", "degas1834!"):

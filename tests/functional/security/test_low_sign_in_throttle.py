@@ -86,7 +86,9 @@ def three(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def world(clean_db: Any, sessions: sessionmaker[Session], auth_settings: AuthSettings) -> World:
+def sign_in_account(
+    clean_db: Any, sessions: sessionmaker[Session], auth_settings: AuthSettings
+) -> World:
     """A user (password ``PASSWORD``) and an application."""
     return make_world(sessions, auth_settings)
 
@@ -130,57 +132,57 @@ def burst(attempts: list[Callable[[], int]]) -> list[int]:
 
 @pytest.mark.parametrize("budget", ["ten", "ten_in_all"])
 def test_a_burst_at_the_page_and_the_grant_gets_ten_checks_in_all(
-    budget: str, request: pytest.FixtureRequest, world: World, verified: list[str]
+    budget: str, request: pytest.FixtureRequest, sign_in_account: World, verified: list[str]
 ) -> None:
     ten: LiveServer = request.getfixturevalue(budget)
     half = BURST // 2
-    attempts = [page_attempt(ten, world.email, WRONG) for _ in range(half)]
-    attempts += [grant_attempt(ten, world, WRONG) for _ in range(half)]
+    attempts = [page_attempt(ten, sign_in_account.email, WRONG) for _ in range(half)]
+    attempts += [grant_attempt(ten, sign_in_account, WRONG) for _ in range(half)]
     statuses = burst(attempts)
     assert sorted(set(statuses)) == [400, 429]
     assert statuses.count(400) == 10 and statuses.count(429) == BURST - 10
     assert len(verified) == 10  # argon2 ran for the ten attempts the budget allowed, no more
     # Over the limit, the right password is refused before it is checked, at both doors.
-    assert page_attempt(ten, world.email, PASSWORD)() == 429
-    assert grant_attempt(ten, world, PASSWORD)() == 429
+    assert page_attempt(ten, sign_in_account.email, PASSWORD)() == 429
+    assert grant_attempt(ten, sign_in_account, PASSWORD)() == 429
     assert len(verified) == 10
 
 
 def test_failures_at_the_page_use_the_grants_budget(
-    three: LiveServer, world: World, verified: list[str]
+    three: LiveServer, sign_in_account: World, verified: list[str]
 ) -> None:
     for _ in range(3):
-        assert page_attempt(three, world.email, WRONG)() == 400
-    r = requests.post(token_url(three), data=world.password_grant(), timeout=10)
+        assert page_attempt(three, sign_in_account.email, WRONG)() == 400
+    r = requests.post(token_url(three), data=sign_in_account.password_grant(), timeout=10)
     assert r.status_code == 429 and r.json()["error"] == "slow_down"
     assert int(r.headers["Retry-After"]) >= 1
     assert len(verified) == 3
 
 
 def test_failures_at_the_grant_use_the_pages_budget(
-    three: LiveServer, world: World, verified: list[str]
+    three: LiveServer, sign_in_account: World, verified: list[str]
 ) -> None:
     for _ in range(3):
-        assert grant_attempt(three, world, WRONG)() == 400
+        assert grant_attempt(three, sign_in_account, WRONG)() == 400
     with requests.Session() as web:
-        blocked = sign_in(web, three.url, world.email, PASSWORD)
+        blocked = sign_in(web, three.url, sign_in_account.email, PASSWORD)
     assert blocked.status_code == 429 and "Too many" in blocked.text
     assert int(blocked.headers["Retry-After"]) >= 1
     assert len(verified) == 3
 
 
 def test_right_passwords_at_the_page_do_not_use_up_the_budget(
-    three: LiveServer, world: World
+    three: LiveServer, sign_in_account: World
 ) -> None:
     for _ in range(5):
         with requests.Session() as web:
-            assert sign_in(web, three.url, world.email, PASSWORD).status_code == 302
-    assert page_attempt(three, world.email, WRONG)() == 400
+            assert sign_in(web, three.url, sign_in_account.email, PASSWORD).status_code == 302
+    assert page_attempt(three, sign_in_account.email, WRONG)() == 400
 
 
 def test_right_passwords_at_the_grant_do_not_use_up_the_budget(
-    three: LiveServer, world: World
+    three: LiveServer, sign_in_account: World
 ) -> None:
     for _ in range(5):
-        assert grant_attempt(three, world, PASSWORD)() == 200
-    assert grant_attempt(three, world, WRONG)() == 400
+        assert grant_attempt(three, sign_in_account, PASSWORD)() == 200
+    assert grant_attempt(three, sign_in_account, WRONG)() == 400

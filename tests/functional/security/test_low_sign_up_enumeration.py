@@ -22,10 +22,8 @@ from common.ids import utcnow
 from common.models import User
 from common.settings import Settings
 from tests.functional.conftest import LiveServer
-from tests.functional.mail_support import Inbox, body_of, inbox, link_in, mail_server
+from tests.functional.mail_support import Inbox, body_of, link_in
 from tests.pages import Account, form, make_account, sign_in, text
-
-__all__ = ["inbox", "mail_server"]
 
 NEW_EMAIL = "newcomer@example.org"
 PASSWORD = "Haystacks at sunset"

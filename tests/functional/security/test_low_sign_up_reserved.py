@@ -21,15 +21,9 @@ from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     StubProvider,
     World,
-    oauth_server,
-    oauth_settings,
     post,
-    provider,
-    world,
 )
 from tests.pages import form, text
-
-__all__ = ["oauth_server", "oauth_settings", "provider", "world"]
 
 
 def sign_up(base: str, email: str) -> requests.Response:
@@ -59,7 +53,7 @@ def count_users(sessions: sessionmaker[Session], email: str) -> int:
     ],
 )
 def test_reserved_domains_are_refused(
-    oauth_server: LiveServer, world: World, sessions: sessionmaker[Session], email: str
+    oauth_server: LiveServer, app_and_user: World, sessions: sessionmaker[Session], email: str
 ) -> None:
     r = sign_up(oauth_server.url, email)
     assert r.status_code == 400
@@ -69,7 +63,7 @@ def test_reserved_domains_are_refused(
 
 def test_the_social_placeholder_address_cannot_be_taken_first(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     provider: StubProvider,
     sessions: sessionmaker[Session],
     clean_db: Any,
@@ -81,7 +75,7 @@ def test_the_social_placeholder_address_cannot_be_taken_first(
     token = secrets.token_urlsafe(24)
     provider.facebook[token] = {"app_id": "fb-app-1", "user": {"id": uid, "name": "No Email"}}
     grant = {
-        **world.creds,
+        **app_and_user.creds,
         "grant_type": "oauth_token",
         "oauth_provider": "facebook",
         "oauth_token": token,

@@ -32,7 +32,7 @@ THIEF_CB = "https://thief.example/cb"
 
 
 @pytest.fixture
-def world(
+def signed_in_third_party(
     clean_db: Any,
     sessions: sessionmaker[Session],
     auth_settings: AuthSettings,
@@ -106,20 +106,25 @@ def api(auth: LiveServer, path: str = "") -> str:
 
 def test_a_third_party_token_cannot_create_change_or_delete_applications(
     auth_server: LiveServer,
-    world: World,
+    signed_in_third_party: World,
     env: dict[str, str],
     sessions: sessionmaker[Session],
 ) -> None:
-    console = first_party_app(env, world.email)
-    third = token_for(auth_server, world.client_id, world.client_secret, world.email)
+    console = first_party_app(env, signed_in_third_party.email)
+    third = token_for(
+        auth_server,
+        signed_in_third_party.client_id,
+        signed_in_third_party.client_secret,
+        signed_in_third_party.email,
+    )
     before = snapshot(sessions)
 
     attempts = [
         ("POST", api(auth_server), {"name": "Backdoor", "redirect_urls": [THIEF_CB]}),
         ("PUT", api(auth_server, f"/{console['id']}"), {"redirect_urls": [THIEF_CB]}),
-        ("PUT", api(auth_server, f"/{world.application_id}"), {"name": "Renamed"}),
+        ("PUT", api(auth_server, f"/{signed_in_third_party.application_id}"), {"name": "Renamed"}),
         ("DELETE", api(auth_server, f"/{console['id']}"), None),
-        ("DELETE", api(auth_server, f"/{world.application_id}"), None),
+        ("DELETE", api(auth_server, f"/{signed_in_third_party.application_id}"), None),
     ]
     for method, url, body in attempts:
         r = requests.request(method, url, json=body, headers=third, timeout=10)
@@ -135,12 +140,14 @@ def test_a_third_party_token_cannot_create_change_or_delete_applications(
 
 def test_a_first_party_token_manages_applications(
     auth_server: LiveServer,
-    world: World,
+    signed_in_third_party: World,
     env: dict[str, str],
     sessions: sessionmaker[Session],
 ) -> None:
-    console = first_party_app(env, world.email)
-    own = token_for(auth_server, console["client_id"], console["client_secret"], world.email)
+    console = first_party_app(env, signed_in_third_party.email)
+    own = token_for(
+        auth_server, console["client_id"], console["client_secret"], signed_in_third_party.email
+    )
 
     created = requests.post(
         api(auth_server),
@@ -152,7 +159,7 @@ def test_a_first_party_token_manages_applications(
     assert created.json()["client_secret"] and created.headers["Cache-Control"] == "no-store"
     new_id = created.json()["id"]
     changed = requests.put(
-        api(auth_server, f"/{world.application_id}"),
+        api(auth_server, f"/{signed_in_third_party.application_id}"),
         json={"redirect_urls": ["https://gallery.example.org/cb2"]},
         headers=own,
         timeout=10,
@@ -161,7 +168,7 @@ def test_a_first_party_token_manages_applications(
     deleted = requests.delete(api(auth_server, f"/{new_id}"), headers=own, timeout=10)
     assert deleted.status_code == 204
     with sessions() as s:
-        app = s.get_one(Application, world.application_id)
+        app = s.get_one(Application, signed_in_third_party.application_id)
         assert app.redirect_uris == ["https://gallery.example.org/cb2"]
         assert s.get(Application, new_id) is None
 
@@ -179,7 +186,7 @@ def test_a_first_party_token_manages_applications(
 
 
 def test_a_public_client_is_registered_without_a_secret(
-    world: World, env: dict[str, str], sessions: sessionmaker[Session]
+    signed_in_third_party: World, env: dict[str, str], sessions: sessionmaker[Session]
 ) -> None:
     out = run_cli(
         env,
@@ -188,7 +195,7 @@ def test_a_public_client_is_registered_without_a_secret(
         "--name",
         "Phone",
         "--owner",
-        world.email,
+        signed_in_third_party.email,
         "--redirect-uri",
         "com.example.phone:/cb",
         "--public",

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.functional
 
 
 @pytest.fixture
-def world(
+def app_with_redirect_uri(
     clean_db: Any,
     sessions: sessionmaker[Session],
     auth_settings: AuthSettings,
@@ -98,91 +98,98 @@ def forget_in_redis(redis: Redis, settings: Settings, token: str) -> None:
 def test_disabling_a_user_ends_their_tokens_codes_and_sign_in(
     auth_server: LiveServer,
     resource_server: LiveServer,
-    world: World,
+    app_with_redirect_uri: World,
     env: dict[str, str],
     sessions: sessionmaker[Session],
     redis_client: Redis,
     base_settings: Settings,
 ) -> None:
-    token = user_token(auth_server, world)
-    xapp = xapp_token(auth_server, world).json()["token"]
-    code = make_code(sessions, world)
+    token = user_token(auth_server, app_with_redirect_uri)
+    xapp = xapp_token(auth_server, app_with_redirect_uri).json()["token"]
+    code = make_code(sessions, app_with_redirect_uri)
     assert get_artists(resource_server, token) == 200
-    assert at_auth(auth_server, world, token) == 200
+    assert at_auth(auth_server, app_with_redirect_uri, token) == 200
     browser = requests.Session()
-    assert sign_in(browser, auth_server.url, world.email, PASSWORD).status_code == 302
+    assert (
+        sign_in(browser, auth_server.url, app_with_redirect_uri.email, PASSWORD).status_code == 302
+    )
     assert browser.get(f"{auth_server.url}/account", allow_redirects=False).status_code == 200
 
-    out = run_cli(env, "users", "disable", world.email)
-    assert f"user {world.email} disabled" in out and "1 live token(s)" in out
+    out = run_cli(env, "users", "disable", app_with_redirect_uri.email)
+    assert f"user {app_with_redirect_uri.email} disabled" in out and "1 live token(s)" in out
 
     assert get_artists(resource_server, token) == 401
-    assert at_auth(auth_server, world, token) == 401
+    assert at_auth(auth_server, app_with_redirect_uri, token) == 401
     forget_in_redis(redis_client, base_settings, token)  # the read-through path
     assert get_artists(resource_server, token) == 401
-    assert at_auth(auth_server, world, token) == 401
+    assert at_auth(auth_server, app_with_redirect_uri, token) == 401
     # The application's own token is not the user's: it still works.
     assert get_artists(resource_server, xapp) == 200
 
     # No new token, no sign-in on the page, no code redeemed.
-    again = post(auth_server, world.password_grant())
+    again = post(auth_server, app_with_redirect_uri.password_grant())
     assert again.status_code in (400, 401) and "access_token" not in again.json()
     with requests.Session() as web:
-        page = sign_in(web, auth_server.url, world.email, PASSWORD)
+        page = sign_in(web, auth_server.url, app_with_redirect_uri.email, PASSWORD)
         assert page.status_code == 400 and "Location" not in page.headers
-    redeemed = post(auth_server, code_params(world, code))
+    redeemed = post(auth_server, code_params(app_with_redirect_uri, code))
     assert redeemed.status_code in (400, 401) and "access_token" not in redeemed.json()
     with sessions() as s:
-        assert s.get_one(User, world.user_id).session_generation == 1  # sessions ended
+        assert (
+            s.get_one(User, app_with_redirect_uri.user_id).session_generation == 1
+        )  # sessions ended
     signed_out = browser.get(f"{auth_server.url}/account", allow_redirects=False)
     assert signed_out.status_code == 302 and "/account/sign_in" in signed_out.headers["Location"]
     browser.close()
 
     # Enabling lets the user back in, and brings no old token back.
-    assert "enabled" in run_cli(env, "users", "enable", world.email)
+    assert "enabled" in run_cli(env, "users", "enable", app_with_redirect_uri.email)
     forget_in_redis(redis_client, base_settings, token)
     assert get_artists(resource_server, token) == 401
     assert expire_at_auth(auth_server, token) == 401
-    fresh = user_token(auth_server, world)
+    fresh = user_token(auth_server, app_with_redirect_uri)
     assert get_artists(resource_server, fresh) == 200
 
 
 def test_disabling_an_application_ends_every_token_it_holds(
     auth_server: LiveServer,
     resource_server: LiveServer,
-    world: World,
+    app_with_redirect_uri: World,
     env: dict[str, str],
     sessions: sessionmaker[Session],
     redis_client: Redis,
     base_settings: Settings,
 ) -> None:
-    token = user_token(auth_server, world)
-    xapp = xapp_token(auth_server, world).json()["token"]
-    code = make_code(sessions, world)
+    token = user_token(auth_server, app_with_redirect_uri)
+    xapp = xapp_token(auth_server, app_with_redirect_uri).json()["token"]
+    code = make_code(sessions, app_with_redirect_uri)
     for t in (token, xapp):
         assert get_artists(resource_server, t) == 200
-    assert at_auth(auth_server, world, token) == 200
+    assert at_auth(auth_server, app_with_redirect_uri, token) == 200
 
-    out = run_cli(env, "apps", "disable", world.client_id)
-    assert f"application {world.client_id} disabled" in out and "2 live token(s)" in out
+    out = run_cli(env, "apps", "disable", app_with_redirect_uri.client_id)
+    assert (
+        f"application {app_with_redirect_uri.client_id} disabled" in out
+        and "2 live token(s)" in out
+    )
 
     for t in (token, xapp):
         assert get_artists(resource_server, t) == 401
         forget_in_redis(redis_client, base_settings, t)
         assert get_artists(resource_server, t) == 401
         assert expire_at_auth(auth_server, t) == 401
-    assert at_auth(auth_server, world, token) == 401
-    assert xapp_token(auth_server, world).status_code == 401
-    again = post(auth_server, world.password_grant())
+    assert at_auth(auth_server, app_with_redirect_uri, token) == 401
+    assert xapp_token(auth_server, app_with_redirect_uri).status_code == 401
+    again = post(auth_server, app_with_redirect_uri.password_grant())
     assert again.status_code in (400, 401) and "access_token" not in again.json()
-    redeemed = post(auth_server, code_params(world, code))
+    redeemed = post(auth_server, code_params(app_with_redirect_uri, code))
     assert redeemed.status_code in (400, 401) and "access_token" not in redeemed.json()
 
-    run_cli(env, "apps", "enable", world.client_id)
+    run_cli(env, "apps", "enable", app_with_redirect_uri.client_id)
     for t in (token, xapp):
         forget_in_redis(redis_client, base_settings, t)
         assert get_artists(resource_server, t) == 401
-    new_xapp = xapp_token(auth_server, world)
+    new_xapp = xapp_token(auth_server, app_with_redirect_uri)
     assert new_xapp.status_code == 201
     assert get_artists(resource_server, new_xapp.json()["token"]) == 200
 
@@ -190,20 +197,22 @@ def test_disabling_an_application_ends_every_token_it_holds(
 def test_the_token_check_refuses_a_disabled_owner_on_a_redis_miss(
     auth_server: LiveServer,
     resource_server: LiveServer,
-    world: World,
+    app_with_redirect_uri: World,
     sessions: sessionmaker[Session],
     redis_client: Redis,
     base_settings: Settings,
 ) -> None:
     """A user disabled without the command (straight in SQL): their live tokens are refused as
     soon as Redis no longer holds them, and never written back to Redis."""
-    token = user_token(auth_server, world)
+    token = user_token(auth_server, app_with_redirect_uri)
     with sessions() as s, s.begin():
-        s.execute(update(User).where(User.id == world.user_id).values(enabled=False))
+        s.execute(
+            update(User).where(User.id == app_with_redirect_uri.user_id).values(enabled=False)
+        )
     forget_in_redis(redis_client, base_settings, token)
     assert get_artists(resource_server, token) == 401
     forget_in_redis(redis_client, base_settings, token)
-    assert at_auth(auth_server, world, token) == 401
+    assert at_auth(auth_server, app_with_redirect_uri, token) == 401
     record = redis_client.get(f"{base_settings.redis_prefix}:tok:{digest(token)}")
     assert record == b"X"  # refused, not published
 

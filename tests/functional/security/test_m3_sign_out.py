@@ -15,10 +15,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.ids import utcnow
 from common.settings import Settings
 from tests.functional.conftest import LiveServer
-from tests.functional.mail_support import Inbox, inbox, link_in, mail_server
+from tests.functional.mail_support import Inbox, link_in
 from tests.pages import Account, form, make_account, post_form, sign_in, text
-
-__all__ = ["inbox", "mail_server"]
 
 NEW_PASSWORD = "Lilac dusk over Giverny"
 

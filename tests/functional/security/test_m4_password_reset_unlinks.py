@@ -23,7 +23,7 @@ from common.models import SocialIdentity
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.conftest import LiveServer
-from tests.functional.mail_support import SENDER, Inbox, LateApp, inbox, link_in
+from tests.functional.mail_support import SENDER, Inbox, LateApp, link_in
 from tests.functional.oauth_support import (
     REDIRECT_URI,
     StubProvider,
@@ -32,13 +32,9 @@ from tests.functional.oauth_support import (
     code_params,
     make_code,
     make_world,
-    oauth_settings,
     post,
-    provider,
 )
 from tests.pages import form, serving
-
-__all__ = ["inbox", "oauth_settings", "provider"]
 
 NEW_PASSWORD = "Sunflowers at Arles"
 

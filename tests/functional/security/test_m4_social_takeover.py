@@ -30,14 +30,8 @@ from tests.functional.oauth_support import (
     FB_APP_ID,
     StubProvider,
     World,
-    oauth_server,
-    oauth_settings,
     post,
-    provider,
-    world,
 )
-
-__all__ = ["oauth_server", "oauth_settings", "provider", "world"]
 
 
 @pytest.fixture
@@ -106,16 +100,16 @@ def refused(live: LiveServer, w: World, token: str) -> None:
 @pytest.mark.parametrize("verified", [False, True], ids=["unverified", "verified"])
 def test_a_provider_email_equal_to_an_unconfirmed_account_reaches_nobody(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     stub: StubProvider,
     sessions: sessionmaker[Session],
     verified: bool,
 ) -> None:
-    # The account (``world``) signed up first and never confirmed its address: it may be an
+    # The account (``app_and_user``) signed up first and never confirmed its address: it may be an
     # attacker's squat on the victim's address, or the victim's own. A facebook account showing
     # that address, verified or not, is linked to it neither way.
-    token, _ = facebook_account(stub, email=world.email.upper(), verified=verified)
-    refused(oauth_server, world, token)
+    token, _ = facebook_account(stub, email=app_and_user.email.upper(), verified=verified)
+    refused(oauth_server, app_and_user, token)
     with sessions() as s:
         assert s.scalars(select(SocialIdentity)).all() == []
         assert s.scalar(select(func.count()).select_from(User)) == 1  # no account made either
@@ -123,34 +117,34 @@ def test_a_provider_email_equal_to_an_unconfirmed_account_reaches_nobody(
 
 def test_an_unverified_provider_email_never_reaches_a_confirmed_account(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     stub: StubProvider,
     sessions: sessionmaker[Session],
 ) -> None:
     with sessions() as s, s.begin():
-        s.get_one(User, world.user_id).email_verified_at = utcnow()
-    token, _ = facebook_account(stub, email=world.email, verified=False)
-    refused(oauth_server, world, token)
+        s.get_one(User, app_and_user.user_id).email_verified_at = utcnow()
+    token, _ = facebook_account(stub, email=app_and_user.email, verified=False)
+    refused(oauth_server, app_and_user, token)
     with sessions() as s:
         assert s.scalars(select(SocialIdentity)).all() == []
 
 
 def test_both_sides_verified_links_the_owners_identity(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     stub: StubProvider,
     stores: Stores,
     sessions: sessionmaker[Session],
 ) -> None:
     with sessions() as s, s.begin():
-        s.get_one(User, world.user_id).email_verified_at = utcnow()
-    token, _ = facebook_account(stub, email=world.email, verified=True)
-    assert owner(stores, social_sign_in(oauth_server, world, token)) == world.user_id
+        s.get_one(User, app_and_user.user_id).email_verified_at = utcnow()
+    token, _ = facebook_account(stub, email=app_and_user.email, verified=True)
+    assert owner(stores, social_sign_in(oauth_server, app_and_user, token)) == app_and_user.user_id
 
 
 def test_an_unverified_email_claimed_before_the_victim_signs_up_stays_unclaimed(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     stub: StubProvider,
     stores: Stores,
     sessions: sessionmaker[Session],
@@ -158,30 +152,30 @@ def test_an_unverified_email_claimed_before_the_victim_signs_up_stays_unclaimed(
 ) -> None:
     victim_email = "victim@example.org"
     token, _ = facebook_account(stub, email=victim_email, verified=False)
-    attacker = owner(stores, social_sign_in(oauth_server, world, token))
+    attacker = owner(stores, social_sign_in(oauth_server, app_and_user, token))
     # The attacker's account did not take the address: the victim can still sign up with it,
     # and the attacker's next sign-in lands in the attacker's own account, not the victim's.
     assert account_of(sessions, attacker).email != victim_email
     with sessions() as s, s.begin():
         victim = factories.user(s, oauth_settings, email=victim_email).id
-    assert owner(stores, social_sign_in(oauth_server, world, token)) == attacker != victim
+    assert owner(stores, social_sign_in(oauth_server, app_and_user, token)) == attacker != victim
 
 
 def test_a_verified_free_email_is_taken(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     stub: StubProvider,
     stores: Stores,
     sessions: sessionmaker[Session],
 ) -> None:
     token, _ = facebook_account(stub, email="frida@example.org", verified=True)
-    user = account_of(sessions, owner(stores, social_sign_in(oauth_server, world, token)))
+    user = account_of(sessions, owner(stores, social_sign_in(oauth_server, app_and_user, token)))
     assert user.email == "frida@example.org" and user.email_verified_at is not None
 
 
 def test_a_squatted_placeholder_address_neither_fails_nor_captures_the_sign_in(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     stub: StubProvider,
     stores: Stores,
     sessions: sessionmaker[Session],
@@ -193,7 +187,7 @@ def test_a_squatted_placeholder_address_neither_fails_nor_captures_the_sign_in(
             s, oauth_settings, email=f"facebook-{uid}@users.invalid", password="squatter pw 1"
         ).id
     token, _ = facebook_account(stub, email=None, verified=False, uid=uid)
-    user_id = owner(stores, social_sign_in(oauth_server, world, token))  # was a 500
+    user_id = owner(stores, social_sign_in(oauth_server, app_and_user, token))  # was a 500
     assert user_id != squatter
     email = account_of(sessions, user_id).email
     assert email.startswith(f"facebook-{uid}-") and email.endswith("@users.invalid")

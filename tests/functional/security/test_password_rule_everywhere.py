@@ -27,7 +27,6 @@ from common.settings import AuthSettings, Settings
 from tests.functional.cli_support import cli_env, invoke, run_cli
 from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.oauth_support import post
-from tests.functional.security.test_low_passwords import server as server
 from tests.functional.security.test_low_passwords import sign_up
 from tests.pages import text
 
@@ -98,7 +97,7 @@ def test_the_command_refuses_a_weak_password_and_creates_nothing(
     env: dict[str, str],
     sessions: sessionmaker[Session],
     auth_server: LiveServer,
-    server: LiveServer,
+    sign_up_server: LiveServer,
     password: str,
 ) -> None:
     rule = password_problem(password, email=EMAIL, name=NAME)
@@ -108,7 +107,7 @@ def test_the_command_refuses_a_weak_password_and_creates_nothing(
     assert rule in result.output, result.output
     assert accounts(sessions) == 0
     # The sign-up form refuses the same password with the same words.
-    page = sign_up(server.url, password)
+    page = sign_up(sign_up_server.url, password)
     assert page.status_code == 400 and rule in html.unescape(text(page.text))
     assert accounts(sessions) == 0
     # Nothing signs in with it over HTTP.

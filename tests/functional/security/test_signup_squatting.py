@@ -49,20 +49,16 @@ from common.settings import AuthSettings, Settings
 from common.stores import Stores
 from tests import factories
 from tests.functional.conftest import LiveServer, forget_sign_in_throttle
-from tests.functional.mail_support import SENDER, Inbox, LateApp, body_of, inbox, link_in
+from tests.functional.mail_support import SENDER, Inbox, LateApp, body_of, link_in
 from tests.functional.oauth_support import (
     FB_APP_ID,
     StubProvider,
     assert_oauth_error,
     get_artists,
-    oauth_settings,
     post,
-    provider,
     serve_auth,
 )
 from tests.pages import form, serving, text
-
-__all__ = ["inbox", "oauth_settings", "provider"]
 
 VICTIM = "claude@example.org"
 NEWCOMER = "newcomer@example.org"

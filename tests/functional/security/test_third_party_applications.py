@@ -33,7 +33,7 @@ pytestmark = pytest.mark.functional
 
 
 @pytest.fixture
-def world(
+def third_party_app(
     clean_db: Any,
     sessions: sessionmaker[Session],
     auth_settings: AuthSettings,
@@ -51,16 +51,18 @@ def env(base_settings: Settings) -> dict[str, str]:
 
 
 def test_a_third_party_token_cannot_read_the_users_applications(
-    auth_server: LiveServer, world: World, env: dict[str, str]
+    auth_server: LiveServer, third_party_app: World, env: dict[str, str]
 ) -> None:
-    console = first_party_app(env, world.email)
-    third = token_for(auth_server, world.client_id, world.client_secret, world.email)
+    console = first_party_app(env, third_party_app.email)
+    third = token_for(
+        auth_server, third_party_app.client_id, third_party_app.client_secret, third_party_app.email
+    )
     reads = [
         api(auth_server),
-        api(auth_server, f"?user_id={world.user_id}"),
-        api(auth_server, f"?user_id={world.user_id}&size=100"),
+        api(auth_server, f"?user_id={third_party_app.user_id}"),
+        api(auth_server, f"?user_id={third_party_app.user_id}&size=100"),
         api(auth_server, f"/{console['id']}"),
-        api(auth_server, f"/{world.application_id}"),
+        api(auth_server, f"/{third_party_app.application_id}"),
     ]
     for url in reads:
         r = requests.get(url, headers=third, timeout=10, allow_redirects=False)
@@ -73,15 +75,21 @@ def test_a_third_party_token_cannot_read_the_users_applications(
             assert secret_of_the_user not in r.text, (url, secret_of_the_user)
     # The same token as a Bearer credential is refused alike.
     bearer = {"Authorization": "Bearer " + third["X-Access-Token"]}
-    r = requests.get(api(auth_server, f"?user_id={world.user_id}"), headers=bearer, timeout=10)
+    r = requests.get(
+        api(auth_server, f"?user_id={third_party_app.user_id}"), headers=bearer, timeout=10
+    )
     assert r.status_code == 403 and console["client_id"] not in r.text
 
     # The user's first-party token reads them (and no secret).
-    own = token_for(auth_server, console["client_id"], console["client_secret"], world.email)
-    listing = requests.get(api(auth_server, f"?user_id={world.user_id}"), headers=own, timeout=10)
+    own = token_for(
+        auth_server, console["client_id"], console["client_secret"], third_party_app.email
+    )
+    listing = requests.get(
+        api(auth_server, f"?user_id={third_party_app.user_id}"), headers=own, timeout=10
+    )
     assert listing.status_code == 200 and listing.headers["Cache-Control"] == "no-store"
     shown = listing.json()["_embedded"]["applications"]
-    assert {a["id"] for a in shown} == {world.application_id, console["id"]}
+    assert {a["id"] for a in shown} == {third_party_app.application_id, console["id"]}
     assert console["client_secret"] not in listing.text
     item = requests.get(api(auth_server, f"/{console['id']}"), headers=own, timeout=10)
     assert item.status_code == 200 and item.json()["client_id"] == console["client_id"]

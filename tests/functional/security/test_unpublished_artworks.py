@@ -51,9 +51,7 @@ from common.models import (
     ShowArtwork,
 )
 from resource_server.web import PAGE_PATHS
-from tests.functional.catalog_support import Catalog, catalog
-
-__all__ = ["catalog"]
+from tests.functional.catalog_support import Catalog
 
 pytestmark = pytest.mark.functional
 

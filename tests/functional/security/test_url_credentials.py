@@ -44,14 +44,8 @@ from tests.functional.oauth_support import (
     World,
     code_params,
     make_code,
-    oauth_server,
-    oauth_settings,
-    provider,
     serve_auth,
-    world,
 )
-
-__all__ = ["oauth_server", "oauth_settings", "provider", "world"]
 
 TOKEN_PATH = "/oauth2/access_token"
 XAPP_PATH = "/api/tokens/xapp_token"
@@ -150,11 +144,11 @@ def assert_refused(r: requests.Response, *names: str) -> dict[str, Any]:
 def test_xapp_token_with_the_secret_in_the_query_string(
     oauth_server: LiveServer,
     resource_server: LiveServer,
-    world: World,
+    app_and_user: World,
     logs: pytest.LogCaptureFixture,
 ) -> None:
     # The reference's Getting Started request, to the letter.
-    r = requests.post(f"{oauth_server.url}{XAPP_PATH}", params=world.creds, timeout=10)
+    r = requests.post(f"{oauth_server.url}{XAPP_PATH}", params=app_and_user.creds, timeout=10)
     assert r.status_code == 201, r.text
     assert r.headers["Cache-Control"] == NO_STORE
     token = r.json()["token"]
@@ -162,23 +156,23 @@ def test_xapp_token_with_the_secret_in_the_query_string(
     # Mixed: the id in the URL, the secret in a JSON body.
     mixed = requests.post(
         f"{oauth_server.url}{XAPP_PATH}",
-        params={"client_id": world.client_id},
-        json={"client_secret": world.client_secret},
+        params={"client_id": app_and_user.client_id},
+        json={"client_secret": app_and_user.client_secret},
         timeout=10,
     )
     assert mixed.status_code == 201, mixed.text
     lines = access_lines(logs, 2)
     assert any("[redacted]" in line and XAPP_PATH in line for line in lines), lines
-    assert_nowhere(oauth_server, logs, world.client_secret, token, mixed.json()["token"])
+    assert_nowhere(oauth_server, logs, app_and_user.client_secret, token, mixed.json()["token"])
 
 
 def test_a_wrong_secret_in_the_url_is_a_plain_auth_error(
-    oauth_server: LiveServer, world: World, logs: pytest.LogCaptureFixture
+    oauth_server: LiveServer, app_and_user: World, logs: pytest.LogCaptureFixture
 ) -> None:
-    wrong = "Wr0ng-secret-in-the-url-" + world.client_secret[:8]
+    wrong = "Wr0ng-secret-in-the-url-" + app_and_user.client_secret[:8]
     r = requests.post(
         f"{oauth_server.url}{XAPP_PATH}",
-        params={"client_id": world.client_id, "client_secret": wrong},
+        params={"client_id": app_and_user.client_id, "client_secret": wrong},
         timeout=10,
     )
     assert r.status_code == 401 and r.json()["type"] == "auth_error"
@@ -189,72 +183,72 @@ def test_a_wrong_secret_in_the_url_is_a_plain_auth_error(
 
 def test_a_parameter_with_two_values_in_the_url_and_the_body_is_refused(
     oauth_server: LiveServer,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     logs: pytest.LogCaptureFixture,
 ) -> None:
     # Which of two values a request means is ambiguous, and a check of one would not hold for
     # the other: the right secret in the body does not cover another in the URL, on either route.
-    other = "An0ther-secret-in-the-url-" + world.client_secret[:8]
+    other = "An0ther-secret-in-the-url-" + app_and_user.client_secret[:8]
     before = tokens(sessions)
     for path, body in (
-        (XAPP_PATH, world.creds),
-        (TOKEN_PATH, {**world.creds, "grant_type": "client_credentials"}),
+        (XAPP_PATH, app_and_user.creds),
+        (TOKEN_PATH, {**app_and_user.creds, "grant_type": "client_credentials"}),
     ):
         r = requests.post(
             f"{oauth_server.url}{path}", params={"client_secret": other}, data=body, timeout=10
         )
         assert r.status_code == 400, (path, r.text)
         assert "client_secret" in r.text and other not in r.text
-        assert world.client_secret not in r.text
+        assert app_and_user.client_secret not in r.text
     same = requests.post(
         f"{oauth_server.url}{XAPP_PATH}",
-        params={"client_secret": world.client_secret},
-        data=world.creds,
+        params={"client_secret": app_and_user.client_secret},
+        data=app_and_user.creds,
         timeout=10,
     )
     assert same.status_code == 201, same.text  # the same value twice is one value
     assert tokens(sessions) == before + 1
     access_lines(logs, 3)
-    assert_nowhere(oauth_server, logs, other, world.client_secret)
+    assert_nowhere(oauth_server, logs, other, app_and_user.client_secret)
 
 
 def test_get_on_the_token_endpoint_with_client_credentials(
     oauth_server: LiveServer,
     resource_server: LiveServer,
-    world: World,
+    app_and_user: World,
     logs: pytest.LogCaptureFixture,
 ) -> None:
-    params = {**world.creds, "grant_type": "client_credentials"}
+    params = {**app_and_user.creds, "grant_type": "client_credentials"}
     r = requests.get(f"{oauth_server.url}{TOKEN_PATH}", params=params, timeout=10)
     token = assert_issued(r)
     assert xapp_works(resource_server, token)
     access_lines(logs, 1)
-    assert_nowhere(oauth_server, logs, world.client_secret, token)
+    assert_nowhere(oauth_server, logs, app_and_user.client_secret, token)
 
 
 def test_get_on_the_token_endpoint_with_an_authorization_code(
     oauth_server: LiveServer,
     resource_server: LiveServer,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     logs: pytest.LogCaptureFixture,
 ) -> None:
-    code = make_code(sessions, world)
+    code = make_code(sessions, app_and_user)
     log_secrets.keep(code, issued=True)  # the run's own log check looks for it too
     url = f"{oauth_server.url}{TOKEN_PATH}"
-    r = requests.get(url, params=code_params(world, code, state="st-4711"), timeout=10)
+    r = requests.get(url, params=code_params(app_and_user, code, state="st-4711"), timeout=10)
     token = assert_issued(r)
     assert r.json()["state"] == "st-4711"
     assert user_token_works(resource_server, token)
     # A replayed URL (from a log, a proxy, a browser history) redeems nothing, and the token the
     # code gave is expired (RFC 6749 4.1.2).
-    again = requests.get(url, params=code_params(world, code), timeout=10)
+    again = requests.get(url, params=code_params(app_and_user, code), timeout=10)
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
-    assert code not in again.text and world.client_secret not in again.text
+    assert code not in again.text and app_and_user.client_secret not in again.text
     assert not user_token_works(resource_server, token)
     access_lines(logs, 2)
-    assert_nowhere(oauth_server, logs, world.client_secret, code, token, "st-4711")
+    assert_nowhere(oauth_server, logs, app_and_user.client_secret, code, token, "st-4711")
 
 
 @pytest.mark.parametrize("grant", ["client_credentials", "authorization_code", "oauth_token"])
@@ -262,21 +256,21 @@ def test_get_on_the_token_endpoint_with_an_authorization_code(
 def test_every_grant_takes_its_parameters_from_the_url(
     oauth_server: LiveServer,
     provider: StubProvider,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     logs: pytest.LogCaptureFixture,
     grant: str,
     method: str,
 ) -> None:
-    params: dict[str, str] = {**world.creds, "grant_type": grant, "state": "st-url"}
-    secret = world.client_secret
+    params: dict[str, str] = {**app_and_user.creds, "grant_type": grant, "state": "st-url"}
+    secret = app_and_user.client_secret
     if grant == "authorization_code":
-        secret = make_code(sessions, world)
+        secret = make_code(sessions, app_and_user)
         log_secrets.keep(secret, issued=True)
         params.update(code=secret, redirect_uri=REDIRECT_URI)
     elif grant == "oauth_token":
         params.update(scope="offline_access")
-        secret = f"fb-user-token-{method}-{world.user_id}"
+        secret = f"fb-user-token-{method}-{app_and_user.user_id}"
         log_secrets.keep(secret)
         user = {"id": f"fb-{method}", "name": "Url Person"}
         provider.facebook[secret] = {"app_id": FB_APP_ID, "user": user}
@@ -286,26 +280,26 @@ def test_every_grant_takes_its_parameters_from_the_url(
     r = requests.request(method, f"{oauth_server.url}{TOKEN_PATH}", params=params, timeout=10)
     token = assert_issued(r)
     access_lines(logs, 1)
-    assert_nowhere(oauth_server, logs, world.client_secret, secret, token)
+    assert_nowhere(oauth_server, logs, app_and_user.client_secret, secret, token)
 
 
 def test_basic_authentication_with_the_grant_in_the_url(
-    oauth_server: LiveServer, world: World
+    oauth_server: LiveServer, app_and_user: World
 ) -> None:
     r = requests.get(
         f"{oauth_server.url}{TOKEN_PATH}",
         params={"grant_type": "client_credentials"},
-        auth=(world.client_id, world.client_secret),
+        auth=(app_and_user.client_id, app_and_user.client_secret),
         timeout=10,
     )
     assert_issued(r)
 
 
 def test_expiring_a_token_named_in_the_url(
-    oauth_server: LiveServer, world: World, logs: pytest.LogCaptureFixture
+    oauth_server: LiveServer, app_and_user: World, logs: pytest.LogCaptureFixture
 ) -> None:
     # The reference documents ``?access_token=`` for DELETE /api/tokens/access_token.
-    token = requests.post(f"{oauth_server.url}{XAPP_PATH}", data=world.creds, timeout=10)
+    token = requests.post(f"{oauth_server.url}{XAPP_PATH}", data=app_and_user.creds, timeout=10)
     value = token.json()["token"]
     r = requests.delete(
         f"{oauth_server.url}/api/tokens/access_token", params={"access_token": value}, timeout=10
@@ -318,14 +312,21 @@ def test_expiring_a_token_named_in_the_url(
 # -- a password never goes in a URL --------------------------------------------------------------
 
 
-def password_requests(base: str, world: World) -> list[requests.Response]:
+def password_requests(base: str, app_and_user: World) -> list[requests.Response]:
     """Send the password in a URL in every way a client might; return the answers."""
-    grant = {**world.creds, "grant_type": "credentials", "email": world.email, "password": PASSWORD}
+    grant = {
+        **app_and_user.creds,
+        "grant_type": "credentials",
+        "email": app_and_user.email,
+        "password": PASSWORD,
+    }
     url = f"{base}{TOKEN_PATH}"
     no_password = {k: v for k, v in grant.items() if k != "password"}
     return [
         requests.get(url, params=grant, timeout=10),
-        requests.get(url, params={**grant, "grant_type": "password", "username": world.email}),
+        requests.get(
+            url, params={**grant, "grant_type": "password", "username": app_and_user.email}
+        ),
         requests.post(url, params=grant, timeout=10),
         requests.post(url, params={"password": PASSWORD}, data=no_password, timeout=10),
         # a percent-encoded name is the same name
@@ -337,40 +338,45 @@ def password_requests(base: str, world: World) -> list[requests.Response]:
 def test_a_password_in_the_url_is_refused_under_both_settings(
     oauth_server: LiveServer,
     strict_server: LiveServer,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     logs: pytest.LogCaptureFixture,
     strict: bool,
 ) -> None:
     live = strict_server if strict else oauth_server
-    for r in password_requests(live.url, world):
+    for r in password_requests(live.url, app_and_user):
         body = assert_refused(r, "password")
         assert PASSWORD not in r.text and quote(PASSWORD) not in r.text, body
     xapp = requests.post(
-        f"{live.url}{XAPP_PATH}", params={"password": PASSWORD}, data=world.creds, timeout=10
+        f"{live.url}{XAPP_PATH}", params={"password": PASSWORD}, data=app_and_user.creds, timeout=10
     )
     assert xapp.status_code == 400 and xapp.json()["type"] == "param_error", xapp.text
     assert "password" in xapp.json()["message"] and PASSWORD not in xapp.text
     assert tokens(sessions) == 0
     access_lines(logs, 6)
-    assert_nowhere(live, logs, PASSWORD, world.client_secret)
+    assert_nowhere(live, logs, PASSWORD, app_and_user.client_secret)
 
 
 def test_a_password_grant_by_get_with_a_body_is_refused(
-    oauth_server: LiveServer, world: World, sessions: sessionmaker[Session]
+    oauth_server: LiveServer, app_and_user: World, sessions: sessionmaker[Session]
 ) -> None:
     # A GET is the reference's URL form: the password grants are never taken by GET.
-    grant = {**world.creds, "grant_type": "credentials", "email": world.email, "password": PASSWORD}
+    grant = {
+        **app_and_user.creds,
+        "grant_type": "credentials",
+        "email": app_and_user.email,
+        "password": PASSWORD,
+    }
     r = requests.get(f"{oauth_server.url}{TOKEN_PATH}", data=grant, timeout=10)
     assert_refused(r, "POST")
     assert tokens(sessions) == 0
 
 
 def test_head_issues_nothing(
-    oauth_server: LiveServer, world: World, sessions: sessionmaker[Session]
+    oauth_server: LiveServer, app_and_user: World, sessions: sessionmaker[Session]
 ) -> None:
     # HEAD is answered by the GET route: it must not issue a token whose answer is thrown away.
-    params = {**world.creds, "grant_type": "client_credentials"}
+    params = {**app_and_user.creds, "grant_type": "client_credentials"}
     r = requests.head(f"{oauth_server.url}{TOKEN_PATH}", params=params, timeout=10)
     assert r.status_code == 400
     assert tokens(sessions) == 0
@@ -382,12 +388,12 @@ def test_head_issues_nothing(
 @pytest.mark.parametrize("name", SECRET_PARAMS)
 @pytest.mark.parametrize("path", ["/oauth2/revoke", "/oauth2/introspect"])
 def test_revocation_and_introspection_refuse_secrets_in_the_url(
-    oauth_server: LiveServer, world: World, path: str, name: str
+    oauth_server: LiveServer, app_and_user: World, path: str, name: str
 ) -> None:
     r = requests.post(
         f"{oauth_server.url}{path}",
         params={name: "s3cret-value-in-url"},
-        data={**world.creds, "token": "t0ken-in-the-body"},
+        data={**app_and_user.creds, "token": "t0ken-in-the-body"},
         timeout=10,
     )
     assert_refused(r, name)
@@ -396,11 +402,11 @@ def test_revocation_and_introspection_refuse_secrets_in_the_url(
 
 @pytest.mark.parametrize("path", ["/oauth2/revoke", "/oauth2/introspect"])
 def test_revocation_and_introspection_take_the_token_in_the_body(
-    oauth_server: LiveServer, world: World, path: str
+    oauth_server: LiveServer, app_and_user: World, path: str
 ) -> None:
-    token = requests.post(f"{oauth_server.url}{XAPP_PATH}", data=world.creds, timeout=10)
+    token = requests.post(f"{oauth_server.url}{XAPP_PATH}", data=app_and_user.creds, timeout=10)
     value = token.json()["token"]
-    r = requests.post(f"{oauth_server.url}{path}", data={**world.creds, "token": value})
+    r = requests.post(f"{oauth_server.url}{path}", data={**app_and_user.creds, "token": value})
     assert r.status_code == 200, r.text
     assert value not in r.text
 
@@ -420,7 +426,7 @@ def test_pages_refuse_a_password_in_the_url(oauth_server: LiveServer, path: str)
 @pytest.mark.parametrize("path", [TOKEN_PATH, "/oauth2/revoke", "/oauth2/introspect"])
 def test_strict_refuses_every_secret_in_the_url(
     strict_server: LiveServer,
-    world: World,
+    app_and_user: World,
     sessions: sessionmaker[Session],
     path: str,
     name: str,
@@ -428,7 +434,11 @@ def test_strict_refuses_every_secret_in_the_url(
     r = requests.post(
         f"{strict_server.url}{path}",
         params={name: "s3cret-value-in-url"},
-        data={**world.creds, "grant_type": "client_credentials", "token": "t0ken-in-the-body"},
+        data={
+            **app_and_user.creds,
+            "grant_type": "client_credentials",
+            "token": "t0ken-in-the-body",
+        },
         timeout=10,
     )
     assert_refused(r, name)
@@ -437,11 +447,11 @@ def test_strict_refuses_every_secret_in_the_url(
 
 
 def test_strict_refuses_percent_encoded_names_too(
-    strict_server: LiveServer, world: World, sessions: sessionmaker[Session]
+    strict_server: LiveServer, app_and_user: World, sessions: sessionmaker[Session]
 ) -> None:
     r = requests.post(
         f"{strict_server.url}{TOKEN_PATH}?client%5Fsecret=x&c%6Fde=y",
-        data={"grant_type": "client_credentials", "client_id": world.client_id},
+        data={"grant_type": "client_credentials", "client_id": app_and_user.client_id},
         timeout=10,
     )
     assert_refused(r, "client_secret", "code")
@@ -449,31 +459,31 @@ def test_strict_refuses_percent_encoded_names_too(
 
 
 def test_strict_refuses_the_reference_xapp_request(
-    strict_server: LiveServer, world: World, sessions: sessionmaker[Session]
+    strict_server: LiveServer, app_and_user: World, sessions: sessionmaker[Session]
 ) -> None:
-    r = requests.post(f"{strict_server.url}{XAPP_PATH}", params=world.creds, timeout=10)
+    r = requests.post(f"{strict_server.url}{XAPP_PATH}", params=app_and_user.creds, timeout=10)
     assert r.status_code == 400, r.text
     body = r.json()
     assert body["type"] == "param_error"
     assert "client_secret" in body["message"] and "request body" in body["message"]
-    assert world.client_secret not in r.text
+    assert app_and_user.client_secret not in r.text
     assert tokens(sessions) == 0
-    ok = requests.post(f"{strict_server.url}{XAPP_PATH}", data=world.creds, timeout=10)
+    ok = requests.post(f"{strict_server.url}{XAPP_PATH}", data=app_and_user.creds, timeout=10)
     assert ok.status_code == 201
 
 
 def test_strict_refuses_get_on_the_token_endpoint(
-    strict_server: LiveServer, world: World, sessions: sessionmaker[Session]
+    strict_server: LiveServer, app_and_user: World, sessions: sessionmaker[Session]
 ) -> None:
     url = f"{strict_server.url}{TOKEN_PATH}"
     # With the secret in the URL: refused for the secret.
-    params = {**world.creds, "grant_type": "client_credentials"}
+    params = {**app_and_user.creds, "grant_type": "client_credentials"}
     assert_refused(requests.get(url, params=params, timeout=10), "client_secret")
     # With no secret in the URL at all (Basic): refused for the method.
     r = requests.get(
         url,
         params={"grant_type": "client_credentials"},
-        auth=(world.client_id, world.client_secret),
+        auth=(app_and_user.client_id, app_and_user.client_secret),
         timeout=10,
     )
     assert_refused(r, "POST")
@@ -489,22 +499,22 @@ def test_strict_refuses_a_token_in_the_url_of_an_api_post(strict_server: LiveSer
 
 
 def test_strict_still_takes_secrets_in_the_body(
-    strict_server: LiveServer, world: World, sessions: sessionmaker[Session]
+    strict_server: LiveServer, app_and_user: World, sessions: sessionmaker[Session]
 ) -> None:
     # The client id and grant type in the URL are no secrets.
     r = requests.post(
         f"{strict_server.url}{TOKEN_PATH}",
-        params={"grant_type": "client_credentials", "client_id": world.client_id},
-        data={"client_secret": world.client_secret},
+        params={"grant_type": "client_credentials", "client_id": app_and_user.client_id},
+        data={"client_secret": app_and_user.client_secret},
         timeout=10,
     )
     assert_issued(r)
-    code = make_code(sessions, world)
+    code = make_code(sessions, app_and_user)
     log_secrets.keep(code, issued=True)
     r = requests.post(
         f"{strict_server.url}{TOKEN_PATH}",
         params={"grant_type": "authorization_code", "redirect_uri": REDIRECT_URI},
-        data={**world.creds, "code": code},
+        data={**app_and_user.creds, "code": code},
         timeout=10,
     )
     assert_issued(r)
