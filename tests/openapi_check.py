@@ -7,7 +7,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from jsonschema import Draft202012Validator
+import jsonschema_rs
 
 from auth_server.app import describe
 from common.openapi import compose
@@ -76,10 +76,19 @@ def check_response(method: str, url: str, status: int, content_type: str, body: 
     schema = (media.get("application/json") or {}).get("schema")
     if schema is None:
         return None
-    validator = Draft202012Validator({**schema, "components": document()["components"]})
-    errors = sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
-    if errors:
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path)
-        return f"{method} {template} {status}: {where}: {first.message[:300]}"
-    return None
+    validator = _validator(template, method.lower(), str(status))
+    if validator.is_valid(body):
+        return None
+    errors = sorted(validator.iter_errors(body), key=lambda e: [str(p) for p in e.instance_path])
+    first = errors[0]
+    where = "/".join(str(p) for p in first.instance_path)
+    return f"{method} {template} {status}: {where}: {first.message[:300]}"
+
+
+@cache
+def _validator(template: str, method: str, status: str) -> Any:
+    """Return the compiled validator of one documented JSON response (JSON Schema 2020-12, as
+    OpenAPI 3.1 has it; a compiled validator, as every functional test's response is checked)."""
+    spec = document()["paths"][template][method]["responses"][status]
+    schema = spec["content"]["application/json"]["schema"]
+    return jsonschema_rs.Draft202012Validator({**schema, "components": document()["components"]})

@@ -100,3 +100,16 @@ def test_a_request_head_too_large_is_in_the_document(http_auth_server: LiveServe
     for path, ops in document()["paths"].items():
         for method, op in ops.items():
             assert "431" in op["responses"], (method, path)
+
+
+def test_the_response_check_finds_a_body_that_breaks_the_document() -> None:
+    # The check every functional test's responses go through: a body missing what the document
+    # requires, or with a value of the wrong type, is reported with where it breaks.
+    url = "http://127.0.0.1/api/artworks/abc"
+    problem = check_response("GET", url, 200, "application/hal+json", {"id": 5})
+    assert problem is not None and "is a required property" in problem
+    error = {"type": "error", "message": 7}
+    problem = check_response("GET", url, 404, "application/json", error)
+    assert problem is not None and "message" in problem
+    fine = {"type": "x", "message": "m"}
+    assert check_response("GET", url, 404, "application/json", fine) is None
