@@ -5,6 +5,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
+# pytest-xdist workers of `make test` (auto: one per core; 0: none, in this process).
+TEST_WORKERS ?= auto
 BENCH_ARGS ?=
 MUSEUM_DATA ?=
 
@@ -28,7 +30,7 @@ run: $(STAMP) ## Serve both services on http://127.0.0.1:8000 (SQLite + embedded
 	$(BIN)/artcat serve all
 
 test: $(STAMP) ## Run every test (DATABASE_URL/REDIS_URL select PostgreSQL and a Redis server)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 test-unit: $(STAMP) ## Run the unit tests only (no services, seconds)
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)

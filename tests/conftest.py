@@ -16,10 +16,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from redis import Redis
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, create_engine, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.catalog_version import bump_catalog_version
@@ -40,6 +41,44 @@ SAMPLE_DATA = Path(__file__).resolve().parent / "data"
 
 # Cheap argon2 parameters: tests hash many passwords.
 CHEAP_ARGON2 = {"argon2_time_cost": 1, "argon2_memory_cost": 1024, "argon2_parallelism": 1}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give each pytest-xdist worker stores of its own (``make test`` runs one per core).
+
+    A worker's instance folder and embedded Redis are its own already; on the servers, worker
+    ``gwN`` uses the database named by ``DATABASE_URL`` with ``_gwN`` appended (created when
+    missing: the session drops and migrates its schema) and the Redis database ``N`` below the
+    one ``REDIS_URL`` names, so a test that empties its Redis database empties only its own.
+    The URLs are rewritten in the environment, as the tests and the processes they start read
+    them there."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw"):
+        return
+    index = int(worker[2:])
+    if database_url := os.environ.get("DATABASE_URL"):
+        os.environ["DATABASE_URL"] = worker_database(database_url, worker)
+    if redis_url := os.environ.get("REDIS_URL"):
+        parts = urlsplit(redis_url)
+        number = (int(parts.path.strip("/") or 0) - index) % 16
+        os.environ["REDIS_URL"] = parts._replace(path=f"/{number}").geturl()
+
+
+def worker_database(database_url: str, worker: str) -> str:
+    """Return the URL of a worker's own database beside ``database_url`` (created if missing)."""
+    url = make_url(database_url)
+    if url.get_backend_name() != "postgresql":
+        return database_url
+    name = f"{url.database}_{worker}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            found = conn.execute(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name})
+            if found.first() is None:
+                conn.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        admin.dispose()
+    return url.set(database=name).render_as_string(hide_password=False)
 
 
 @pytest.fixture(scope="session")
