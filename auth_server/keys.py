@@ -21,7 +21,7 @@ import contextlib
 import logging
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken
@@ -31,7 +31,6 @@ from joserfc.jwk import ECKey, RSAKey
 from redis.exceptions import RedisError
 from sqlalchemy import delete, select
 
-from common.ids import utcnow
 from common.models import SigningKey
 from common.settings import AuthSettings
 from common.stores import Stores
@@ -70,6 +69,12 @@ class KeyState:
     def published(self) -> bool:
         """Tell whether the JWKS lists this key."""
         return self.state != EXPIRED
+
+
+def _now() -> datetime:
+    """Return the time to the microsecond: a forced rotation in the second a key was made
+    must still come after it."""
+    return datetime.now(UTC)
 
 
 def vault(secret_key: str) -> Fernet:
@@ -176,7 +181,7 @@ class KeyRing:
 
     def key_states(self, now: datetime | None = None) -> list[KeyState]:
         """Return every key's state, making the keys that are due first."""
-        now = now or utcnow()
+        now = now or _now()
         rows = self._load()
         if self._due(rows, now):
             self._make_due(now)
@@ -236,7 +241,7 @@ class KeyRing:
         once with ``at_once`` (a key that must stop signing now). A next key not yet signing is
         dropped: it never signed anything.
         """
-        now = now or utcnow()
+        now = now or _now()
         activates = now if at_once else now + timedelta(seconds=LEAD)
         made: list[str] = []
         with self.stores.sessions() as db, db.begin():

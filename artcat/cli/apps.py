@@ -16,9 +16,12 @@ from auth_server.accounts import (
     rotate_secret,
 )
 from auth_server.disabling import set_application_enabled
+from auth_server.keys import ALGORITHMS, ES256
 from auth_server.redirects import parse_registered
 from common.db import make_engine, make_sessionmaker, upgrade
 from common.models import Application
+
+ID_TOKEN_ALGS = list(ALGORITHMS)
 
 
 @click.group()
@@ -151,14 +154,24 @@ def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool
     default=None,
     help="RFC 6749 token responses (integer expires_in) or the reference API's (a timestamp).",
 )
+@click.option(
+    "--id-token-alg",
+    type=click.Choice(ID_TOKEN_ALGS),
+    default=None,
+    help="How its OpenID Connect ID tokens are signed (ES256, the default, or RS256).",
+)
 def apps_set(
-    client_id: str, first_party: bool | None, redirect_uris: tuple[str, ...], standard: bool | None
+    client_id: str,
+    first_party: bool | None,
+    redirect_uris: tuple[str, ...],
+    standard: bool | None,
+    id_token_alg: str | None,
 ) -> None:
     """Change how the service treats an application (first-party, redirect URIs, tokens)."""
-    if first_party is None and not redirect_uris and standard is None:
+    if first_party is None and not redirect_uris and standard is None and id_token_alg is None:
         raise click.UsageError(
             "say what to change: --first-party, --third-party, --redirect-uri, "
-            "--standard-token-response or --reference-token-response"
+            "--standard-token-response, --reference-token-response or --id-token-alg"
         )
     uris = _registered_uris(redirect_uris, browser_flow=True, public=False) if redirect_uris else []
     with make_sessionmaker(make_engine(instance_settings()))() as session, session.begin():
@@ -171,6 +184,9 @@ def apps_set(
             app.redirect_uris = uris
         if standard is not None:
             app.standard_token_response = standard
+        if id_token_alg is not None:
+            # The default is stored as no choice, so that it follows the server's.
+            app.id_token_signed_response_alg = None if id_token_alg == ES256 else id_token_alg
     if first_party is not None:
         click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
     if uris:
@@ -178,6 +194,8 @@ def apps_set(
     if standard is not None:
         shape = "RFC 6749 (integer expires_in)" if standard else "the reference API's (timestamp)"
         click.echo(f"application {client_id} token responses: {shape}")
+    if id_token_alg is not None:
+        click.echo(f"application {client_id} ID tokens: {id_token_alg}")
 
 
 @apps.command("rotate-secret")
