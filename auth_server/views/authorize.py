@@ -121,7 +121,7 @@ def authorize() -> Response:
         try:
             check_request(values, target)
             grant = server.get_consent_grant(end_user=user)
-            sign_in_again = check_openid(grant, user, target.uri) if is_read() else False
+            sign_in_again = check_openid(grant, user, target.uri)
         except OAuth2Error as error:
             if not error.redirect_uri:
                 description = error.description or str(error.error)
@@ -144,10 +144,11 @@ def authorize() -> Response:
 
 def check_openid(grant: Any, user: User | None, uri: str) -> bool:
     """Check an OpenID Connect request's own parameters; tell whether the user must sign in
-    again (``prompt=login``, or a sign-in older than ``max_age``).
+    again (``prompt=login``, or a sign-in older than ``max_age``) before the consent page.
 
     ``prompt=none`` without a session is Authlib's ``login_required``; with one it is
-    ``consent_required`` here, since the user is asked every time.
+    ``consent_required`` here, since the user is asked every time. The decision (a POST from
+    the consent page) is checked the same way, but asks for nothing more.
     """
     data = grant.request.payload.data
     if not is_openid(grant.request.payload.scope):
@@ -164,7 +165,7 @@ def check_openid(grant: Any, user: User | None, uri: str) -> bool:
     if prompts - PROMPTS:
         description = f"prompt takes {', '.join(sorted(PROMPTS))}."
         raise InvalidRequestError(description=description, redirect_uri=uri)
-    if user is None:
+    if user is None or not is_read():
         return False
     if "none" in prompts:
         raise ConsentRequiredError(redirect_uri=uri)

@@ -344,3 +344,22 @@ def test_altered_id_tokens_are_refused(
     for forged in altered:
         with pytest.raises((JoseError, ValueError)):
             verify(forged, jwks, algs)
+
+
+def test_a_posted_decision_is_checked_too(
+    auth_server: LiveServer, account: Account, signed_in: requests.Session
+) -> None:
+    """The consent form's hidden fields come back from the browser: a nonce too long to keep
+    is refused there as well (never a 5xx)."""
+    from tests.pages import form
+
+    base = auth_server.url
+    page = signed_in.get(_openid_url(base, account, nonce="n"), allow_redirects=False)
+    fields = form(page.text, "/oauth2/authorize").fields
+    r = signed_in.post(
+        f"{base}/oauth2/authorize",
+        data={**fields, "nonce": "n" * 300, "approve": "Allow"},
+        allow_redirects=False,
+    )
+    assert r.status_code == 302
+    assert query(r.headers["Location"])["error"] == "invalid_request"
