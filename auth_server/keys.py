@@ -27,7 +27,7 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from joserfc.jwk import ECKey, RSAKey
+from joserfc.jwk import ECKey, KeySetSerialization, RSAKey
 from redis.exceptions import RedisError
 from sqlalchemy import delete, select
 
@@ -287,7 +287,8 @@ class KeyRing:
                     return state.kid, key
         raise LookupError(f"no usable {alg} signing key")
 
-    def jwks(self, now: datetime | None = None) -> dict[str, Any]:
+    def jwks(self, now: datetime | None = None) -> KeySetSerialization:
         """Return the JWK set of every published key."""
         found = {k.kid for k in self.key_states(now) if k.published}
-        return {"keys": [dict(r.public_jwk) for r in self._rows if r.kid in found]}
+        keys: list[Any] = [dict(r.public_jwk) for r in self._rows if r.kid in found]
+        return {"keys": keys}

@@ -18,6 +18,10 @@ from authlib.oauth2.rfc6749 import OAuth2Request
 from authlib.oidc.core import UserInfo
 from authlib.oidc.core.grants import OpenIDCode
 from flask import current_app, g
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jwk import KeySet
+from joserfc.jws import JWSRegistry
 from sqlalchemy import select
 
 from auth_server.clients import OAuthClient
@@ -80,6 +84,30 @@ def user_claims(user: User, scope: str) -> UserInfo:
         claims["email"] = user.email
         claims["email_verified"] = user.email_verified_at is not None
     return UserInfo(claims)
+
+
+def hinted_subject(hint: str, client_id: str) -> str | None:
+    """Return the ``sub`` of an ``id_token_hint``: an ID token this server signed for this
+    client (expired or not: a hint names a user, it grants nothing); None for anything else.
+
+    Only the published keys and their algorithms verify it: ``alg: none``, an HMAC keyed with
+    a public key, or a changed signature or claim are all refused.
+    """
+    try:
+        token = jwt.decode(
+            hint,
+            KeySet.import_key_set(keyring().jwks()),
+            registry=JWSRegistry(algorithms=list(ALGORITHMS)),
+        )
+    except (JoseError, ValueError, TypeError, KeyError):
+        return None
+    claims = token.claims
+    audience = claims.get("aud")
+    audiences = audience if isinstance(audience, list) else [audience]
+    sub = claims.get("sub")
+    if claims.get("iss") != issuer() or client_id not in audiences or not isinstance(sub, str):
+        return None
+    return sub
 
 
 class ArtcatOpenIDCode(OpenIDCode):

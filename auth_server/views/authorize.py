@@ -18,7 +18,7 @@ from authlib.oauth2.rfc6749.errors import (
     OAuth2Error,
     UnsupportedResponseTypeError,
 )
-from authlib.oidc.core.errors import ConsentRequiredError
+from authlib.oidc.core.errors import ConsentRequiredError, LoginRequiredError
 from flask import request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -28,7 +28,7 @@ from werkzeug.wrappers import Response
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ButtonForm, ConsentForm
-from auth_server.oidc import NONCE_MAX, is_openid
+from auth_server.oidc import NONCE_MAX, hinted_subject, is_openid
 from auth_server.redirects import Target, check_redirect_uri
 from auth_server.server import Issuer, authorization_server
 from auth_server.token_params import AUTHORIZE_PARAMS
@@ -147,7 +147,9 @@ def check_openid(grant: Any, user: User | None, uri: str) -> bool:
     again (``prompt=login``, or a sign-in older than ``max_age``) before the consent page.
 
     ``prompt=none`` without a session is Authlib's ``login_required``; with one it is
-    ``consent_required`` here, since the user is asked every time. The decision (a POST from
+    ``consent_required`` here, since the user is asked every time. An ``id_token_hint`` must be
+    an ID token of this server for this client; naming another user than the one signed in, it
+    asks for a sign-in (``login_required`` with ``prompt=none``). The decision (a POST from
     the consent page) is checked the same way, but asks for nothing more.
     """
     data = grant.request.payload.data
@@ -165,8 +167,18 @@ def check_openid(grant: Any, user: User | None, uri: str) -> bool:
     if prompts - PROMPTS:
         description = f"prompt takes {', '.join(sorted(PROMPTS))}."
         raise InvalidRequestError(description=description, redirect_uri=uri)
+    hint = data.get("id_token_hint")
+    hinted = hinted_subject(hint, grant.request.client.get_client_id()) if hint else None
+    if hint and hinted is None:
+        description = "id_token_hint is not an ID token this server issued to this client."
+        raise InvalidRequestError(description=description, redirect_uri=uri)
     if user is None or not is_read():
         return False
+    if hinted is not None and hinted != user.id:
+        # Someone else is signed in here: the hinted user must sign in.
+        if "none" in prompts:
+            raise LoginRequiredError(redirect_uri=uri)
+        return True
     if "none" in prompts:
         raise ConsentRequiredError(redirect_uri=uri)
     if "login" in prompts:

@@ -4,6 +4,10 @@ JWKS, userinfo by GET and POST), the prompt and max_age rules, and userinfo's re
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -20,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from auth_server.keys import CURRENT, JWKS_MAX_AGE, NEXT
 from common.ids import utcnow
 from common.models import SigningKey, User
-from common.settings import AuthSettings
+from common.settings import AuthSettings, Settings
 from common.stores import Stores
 from tests.functional.authorize_support import HTTPS_CB, approve, authorize_url
 from tests.functional.conftest import LiveServer
@@ -32,7 +36,7 @@ from tests.functional.oidc_support import (
     relying_party,
     sign_in_with_artcat,
 )
-from tests.pages import Account, query, sign_in
+from tests.pages import Account, make_account, query, sign_in
 
 
 @pytest.fixture(autouse=True)
@@ -58,9 +62,6 @@ def verify(id_token: str, jwks: dict[str, Any], algs: list[str]) -> dict[str, An
 
 def jws_header(id_token: str) -> dict[str, Any]:
     """Return the protected header of a compact JWS without verifying it."""
-    import base64
-    import json
-
     part = id_token.split(".")[0]
     return dict(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))))
 
@@ -306,44 +307,88 @@ def test_a_rotation_publishes_first_and_old_tokens_still_verify(
         assert s.scalar(select(SigningKey.kid).where(SigningKey.kid == old_kid)) == old_kid
 
 
-def test_altered_id_tokens_are_refused(
-    auth_server: LiveServer, account: Account, signed_in: requests.Session
-) -> None:
-    """The server verifies no ID token it is handed (it takes no id_token_hint): the verifier
-    here is the relying party's, against the published keys, which must leave no way in."""
-    import base64
-    import hashlib
-    import hmac
-    import json
+def b64(data: bytes) -> str:
+    """Return base64url without padding (JOSE's encoding)."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
-    base = auth_server.url
-    got = sign_in_with_artcat(relying_party(base, account), signed_in, base)
-    token = got["token"]["id_token"]
-    jwks = requests.get(f"{base}/oauth2/jwks", timeout=10).json()
-    algs = ["ES256", "RS256"]
+
+def forgeries(token: str, jwks: dict[str, Any], sub: str) -> list[str]:
+    """Return altered copies of an ID token, each claiming to be ``sub``'s."""
     head, body, sig = token.split(".")
-
-    def b64(data: bytes) -> str:
-        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-    forged_claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    forged_claims["sub"] = "someone-else"
-    forged_body = b64(json.dumps(forged_claims).encode())
+    claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    forged_body = b64(json.dumps({**claims, "sub": sub}).encode())
     kid = jws_header(token)["kid"]
     public = json.dumps(next(k for k in jwks["keys"] if k["kid"] == kid)).encode()
     none_head = b64(json.dumps({"alg": "none", "kid": kid}).encode())
     hs_head = b64(json.dumps({"alg": "HS256", "kid": kid}).encode())
     hs_sig = b64(hmac.new(public, f"{hs_head}.{forged_body}".encode(), hashlib.sha256).digest())
-    altered = [
+    return [
         f"{head}.{forged_body}.{sig}",  # the claims changed under the signature
         f"{head}.{body}.{b64(secrets.token_bytes(64))}",  # another signature
         f"{none_head}.{forged_body}.",  # alg none
         f"{hs_head}.{forged_body}.{hs_sig}",  # HS256 keyed with the public key
+        "not.a.token",
     ]
-    assert verify(token, jwks, algs)["sub"] == account.user_id
-    for forged in altered:
+
+
+def test_altered_id_tokens_are_refused_by_a_relying_party(
+    auth_server: LiveServer, account: Account, signed_in: requests.Session
+) -> None:
+    """The published keys leave a verifier no way to take an altered token."""
+    base = auth_server.url
+    token = sign_in_with_artcat(relying_party(base, account), signed_in, base)["token"]
+    jwks = requests.get(f"{base}/oauth2/jwks", timeout=10).json()
+    algs = ["ES256", "RS256"]
+    assert verify(token["id_token"], jwks, algs)["sub"] == account.user_id
+    for forged in forgeries(token["id_token"], jwks, "someone-else"):
         with pytest.raises((JoseError, ValueError)):
             verify(forged, jwks, algs)
+
+
+def test_id_token_hint_is_verified(
+    auth_server: LiveServer,
+    account: Account,
+    signed_in: requests.Session,
+    sessions: sessionmaker[Session],
+    base_settings: Settings,
+) -> None:
+    """The server's own verification path: an altered hint is refused (invalid_request, back
+    to the client); a true hint naming the signed-in user goes on; one naming another user asks
+    for a sign-in (login_required with prompt=none)."""
+    base = auth_server.url
+    id_token = sign_in_with_artcat(relying_party(base, account), signed_in, base)["token"][
+        "id_token"
+    ]
+    jwks = requests.get(f"{base}/oauth2/jwks", timeout=10).json()
+    other = make_account(
+        sessions, base_settings, email="other@example.org", redirect_uris=[HTTPS_CB]
+    )
+    garbage = [
+        ".",
+        "..",
+        "a.b",
+        "e30.e30.",
+        "e30.e30.e30",
+        "eyJhbGciOiJFUzI1NiJ9.e30.AAAA",
+        "x" * 4000,
+    ]
+    for forged in [*forgeries(id_token, jwks, other.user_id), *garbage]:
+        r = signed_in.get(_openid_url(base, account, id_token_hint=forged), allow_redirects=False)
+        assert r.status_code == 302, forged
+        assert query(r.headers["Location"])["error"] == "invalid_request", forged
+    ok = signed_in.get(_openid_url(base, account, id_token_hint=id_token), allow_redirects=False)
+    assert ok.status_code == 200  # the consent page
+    # A hint for another client is no hint here.
+    r = signed_in.get(_openid_url(base, other, id_token_hint=id_token), allow_redirects=False)
+    assert query(r.headers["Location"])["error"] == "invalid_request"
+    # Signed in as someone else: the hinted user must sign in.
+    with requests.Session() as elsewhere:
+        assert sign_in(elsewhere, base, other.email).status_code == 302
+        url = _openid_url(base, account, id_token_hint=id_token, prompt="none")
+        r = elsewhere.get(url, allow_redirects=False)
+        assert query(r.headers["Location"])["error"] == "login_required"
+        r = elsewhere.get(_openid_url(base, account, id_token_hint=id_token), allow_redirects=False)
+        assert "/account/sign_in" in r.headers["Location"]
 
 
 def test_a_posted_decision_is_checked_too(
