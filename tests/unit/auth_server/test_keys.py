@@ -80,3 +80,11 @@ def test_another_secret_does_not_decrypt() -> None:
     row = key(ES256, T0)
     with pytest.raises(InvalidToken):
         vault("another secret").decrypt(row.private_encrypted.encode())
+
+
+def test_the_rotation_is_at_least_a_day() -> None:
+    from common.settings import AuthSettings, SettingsError
+
+    assert AuthSettings(secret_key="x").signing_key_rotation == 30 * 86_400
+    with pytest.raises(SettingsError, match="SIGNING_KEY_ROTATION"):
+        AuthSettings(secret_key="x", signing_key_rotation=3600)
