@@ -62,6 +62,12 @@ def apps() -> None:
     is_flag=True,
     help="A public client (native or browser app): no secret, PKCE required.",
 )
+@click.option(
+    "--id-token-alg",
+    type=click.Choice(ID_TOKEN_ALGS),
+    default=ES256,
+    help="How its OpenID Connect ID tokens are signed (ES256, the default, or RS256).",
+)
 @click.option("--json", "as_json", is_flag=True)
 def apps_create(
     name: str,
@@ -71,6 +77,7 @@ def apps_create(
     standard_token_response: bool,
     first_party: bool,
     public: bool,
+    id_token_alg: str,
     as_json: bool,
 ) -> None:
     """Create an application; its secret (none for a public client) is printed once only."""
@@ -96,6 +103,8 @@ def apps_create(
         # A public client cannot keep a secret: the one just made is dropped unseen, so only
         # the ``none`` client authentication (with PKCE) can work for it.
         app.public_client = public
+        # The default is stored as no choice, so that it follows the server's.
+        app.id_token_signed_response_alg = None if id_token_alg == ES256 else id_token_alg
         data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
         if not public:
             data["client_secret"] = new.client_secret

@@ -62,3 +62,22 @@ def test_apps_set_id_token_alg(
         app = s.get_one(Application, account.app_id)
         assert app.id_token_signed_response_alg is None  # the server's default
     assert "HS256" in cli_refuses(env, "apps", "set", account.client_id, "--id-token-alg", "HS256")
+    made = json.loads(
+        run_cli(
+            env,
+            "apps",
+            "create",
+            "--name",
+            "RS only",
+            "--owner",
+            account.email,
+            "--redirect-uri",
+            "https://rs.example/cb",
+            "--id-token-alg",
+            "RS256",
+            "--json",
+        )
+    )
+    with sessions() as s:
+        app = s.get_one(Application, made["id"])
+        assert app.id_token_signed_response_alg == "RS256"
