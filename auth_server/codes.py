@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from authlib.oauth2.rfc6749 import AuthorizationCodeMixin
@@ -40,6 +40,8 @@ class PendingCode(AuthorizationCodeMixin):
     scope: str
     code_challenge: str | None
     code_challenge_method: str | None
+    nonce: str | None = None
+    auth_time: int | None = None  # Unix seconds: when the user signed in
 
     def get_redirect_uri(self) -> str:
         """Return the redirect URI the code was issued for."""
@@ -48,6 +50,21 @@ class PendingCode(AuthorizationCodeMixin):
     def get_scope(self) -> str:
         """Return the scope the user consented to (or the narrower one the client asked for)."""
         return self.scope
+
+    def get_nonce(self) -> str | None:
+        """Return the OpenID Connect nonce of the authorization request."""
+        return self.nonce
+
+    def get_auth_time(self) -> int | None:
+        """Return when the user signed in (the browser session's start)."""
+        return self.auth_time
+
+    def get_acr(self) -> None:
+        """No authentication context classes are defined here."""
+
+    def get_amr(self) -> list[str] | None:
+        """Return how the user signed in: browser sessions start with a password only."""
+        return ["pwd"] if self.auth_time is not None else None
 
 
 def issue_code(
@@ -61,6 +78,8 @@ def issue_code(
     code_challenge_method: str | None = None,
     ttl: int,
     value: str | None = None,
+    nonce: str | None = None,
+    auth_time: datetime | None = None,
 ) -> str:
     """Store a single-use code (its digest only) and return the clear code, shown once.
 
@@ -81,6 +100,8 @@ def issue_code(
         scope=parse_scope(scope) or "",
         code_challenge=code_challenge,
         code_challenge_method=code_challenge_method,
+        nonce=nonce,
+        auth_time=auth_time,
         created_at=now,
         expires_at=now + timedelta(seconds=ttl),
     )
@@ -115,6 +136,8 @@ def find_code(
         row.scope,
         row.code_challenge,
         row.code_challenge_method,
+        row.nonce,
+        int(row.auth_time.timestamp()) if row.auth_time is not None else None,
     )
 
 

@@ -160,6 +160,9 @@ class ConsentForm(FlaskForm):
     scope = HiddenField()
     code_challenge = HiddenField()
     code_challenge_method = HiddenField()
+    nonce = HiddenField()
+    prompt = HiddenField()
+    max_age = HiddenField()
     approve = SubmitField("Allow")
     deny = SubmitField("Deny")
 

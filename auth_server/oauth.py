@@ -15,6 +15,9 @@ from common.settings import AuthSettings
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 # The token type of every token this server issues (RFC 6750 bearer tokens).
 BEARER = "Bearer"
+# OpenID Connect's scopes: openid asks for an ID token, profile and email for those claims.
+OPENID = "openid"
+OIDC_SCOPES = frozenset({OPENID, "profile", "email"})
 HINT_UNSUPPORTED = "This token_type_hint is not supported."
 # Descriptions for Authlib errors raised without one (a body always says what went wrong).
 DEFAULT_DESCRIPTIONS = {
@@ -42,8 +45,13 @@ def parse_scope(raw: str | None) -> str | None:
     if raw is None:
         return None
     parts = set(raw.split())
-    if parts - SUPPORTED_SCOPES:
-        raise InvalidScopeError(description="Unknown scope. The only scope is offline_access.")
+    if parts - SUPPORTED_SCOPES - OIDC_SCOPES:
+        raise InvalidScopeError(
+            description="Unknown scope. The scopes are offline_access, and openid with profile "
+            "and email."
+        )
+    if parts & OIDC_SCOPES and OPENID not in parts:
+        raise InvalidScopeError(description="The profile and email scopes come with openid.")
     return " ".join(sorted(parts))
 
 

@@ -180,7 +180,7 @@ class Server(AuthorizationServer):
         return client
 
     def validate_requested_scope(self, scope: str | None) -> None:
-        """Refuse scopes other than offline_access (invalid_scope, with a description)."""
+        """Refuse unknown scopes, and profile or email without openid (invalid_scope)."""
         parse_scope(scope)
 
     def generate_token(

@@ -17,6 +17,10 @@ AUTHORIZE_PARAMS = (
     "scope",
     "code_challenge",
     "code_challenge_method",
+    # OpenID Connect (with scope=openid).
+    "nonce",
+    "prompt",
+    "max_age",
 )
 Kind = str | tuple[str, ...]
 CREDENTIAL: Kind = "credential"

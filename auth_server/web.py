@@ -206,6 +206,12 @@ def current_user(db: Session) -> User | None:
     return user
 
 
+def signed_in_at() -> int | None:
+    """Return when this browser's session started (Unix seconds), None when signed out."""
+    started = session.get(_SESSION_STARTED)
+    return started if isinstance(started, int) and not isinstance(started, bool) else None
+
+
 def safe_next(value: str | None) -> str | None:
     """Return ``value`` when it is a relative path on this site, else None (no open redirect)."""
     if not value or len(value) > MAX_NEXT_LENGTH:

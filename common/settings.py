@@ -237,10 +237,16 @@ class AuthSettings(Settings):
     # hashing), and how long an email verification link stays valid, in seconds.
     sign_up_attempts_per_ip: str = "5/hour"
     email_verification_ttl: int = 3 * DAY
+    # OpenID Connect: how long each ID token signing key signs before the next one takes over,
+    # in seconds (at least a day). The next key is published hours before it signs, and a key
+    # stays published until the last token it signed has expired.
+    signing_key_rotation: int = 30 * DAY
 
     def __post_init__(self) -> None:
         super().__post_init__()
         choose(self, "url_credentials", URL_CREDENTIALS)
+        if self.signing_key_rotation < DAY:
+            raise SettingsError("SIGNING_KEY_ROTATION must be at least 86400 seconds (a day)")
         check_rates(
             self,
             "login_attempts_per_account",

@@ -16,9 +16,12 @@ from auth_server.accounts import (
     rotate_secret,
 )
 from auth_server.disabling import set_application_enabled
+from auth_server.keys import ALGORITHMS, ES256
 from auth_server.redirects import parse_registered
 from common.db import make_engine, make_sessionmaker, upgrade
 from common.models import Application
+
+ID_TOKEN_ALGS = list(ALGORITHMS)
 
 
 @click.group()
@@ -59,6 +62,12 @@ def apps() -> None:
     is_flag=True,
     help="A public client (native or browser app): no secret, PKCE required.",
 )
+@click.option(
+    "--id-token-alg",
+    type=click.Choice(ID_TOKEN_ALGS),
+    default=ES256,
+    help="How its OpenID Connect ID tokens are signed (ES256, the default, or RS256).",
+)
 @click.option("--json", "as_json", is_flag=True)
 def apps_create(
     name: str,
@@ -68,6 +77,7 @@ def apps_create(
     standard_token_response: bool,
     first_party: bool,
     public: bool,
+    id_token_alg: str,
     as_json: bool,
 ) -> None:
     """Create an application; its secret (none for a public client) is printed once only."""
@@ -93,6 +103,8 @@ def apps_create(
         # A public client cannot keep a secret: the one just made is dropped unseen, so only
         # the ``none`` client authentication (with PKCE) can work for it.
         app.public_client = public
+        # The default is stored as no choice, so that it follows the server's.
+        app.id_token_signed_response_alg = None if id_token_alg == ES256 else id_token_alg
         data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
         if not public:
             data["client_secret"] = new.client_secret
@@ -151,14 +163,24 @@ def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool
     default=None,
     help="RFC 6749 token responses (integer expires_in) or the reference API's (a timestamp).",
 )
+@click.option(
+    "--id-token-alg",
+    type=click.Choice(ID_TOKEN_ALGS),
+    default=None,
+    help="How its OpenID Connect ID tokens are signed (ES256, the default, or RS256).",
+)
 def apps_set(
-    client_id: str, first_party: bool | None, redirect_uris: tuple[str, ...], standard: bool | None
+    client_id: str,
+    first_party: bool | None,
+    redirect_uris: tuple[str, ...],
+    standard: bool | None,
+    id_token_alg: str | None,
 ) -> None:
     """Change how the service treats an application (first-party, redirect URIs, tokens)."""
-    if first_party is None and not redirect_uris and standard is None:
+    if first_party is None and not redirect_uris and standard is None and id_token_alg is None:
         raise click.UsageError(
             "say what to change: --first-party, --third-party, --redirect-uri, "
-            "--standard-token-response or --reference-token-response"
+            "--standard-token-response, --reference-token-response or --id-token-alg"
         )
     uris = _registered_uris(redirect_uris, browser_flow=True, public=False) if redirect_uris else []
     with make_sessionmaker(make_engine(instance_settings()))() as session, session.begin():
@@ -171,6 +193,9 @@ def apps_set(
             app.redirect_uris = uris
         if standard is not None:
             app.standard_token_response = standard
+        if id_token_alg is not None:
+            # The default is stored as no choice, so that it follows the server's.
+            app.id_token_signed_response_alg = None if id_token_alg == ES256 else id_token_alg
     if first_party is not None:
         click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
     if uris:
@@ -178,6 +203,8 @@ def apps_set(
     if standard is not None:
         shape = "RFC 6749 (integer expires_in)" if standard else "the reference API's (timestamp)"
         click.echo(f"application {client_id} token responses: {shape}")
+    if id_token_alg is not None:
+        click.echo(f"application {client_id} ID tokens: {id_token_alg}")
 
 
 @apps.command("rotate-secret")

@@ -8,6 +8,7 @@ from auth_server.grants.authorization_code import CodeGrant, S256CodeChallenge
 from auth_server.grants.client_credentials import XappGrant
 from auth_server.grants.credentials import CredentialsGrant, PasswordGrant
 from auth_server.grants.oauth_token import SocialGrant
+from auth_server.oidc import ArtcatOpenIDCode
 from auth_server.token_params import GRANT_TYPES
 
 
@@ -15,7 +16,8 @@ def registered() -> list[tuple[type[Any], list[Any] | None]]:
     """Return every grant class with its extensions, as ``register_grant`` takes them."""
     return [
         # PKCE (S256 only) when the client sends a challenge; required of public clients.
-        (CodeGrant, [S256CodeChallenge(required=True)]),
+        # OpenID Connect: an ID token beside the access token when the scope has openid.
+        (CodeGrant, [S256CodeChallenge(required=True), ArtcatOpenIDCode()]),
         (CredentialsGrant, None),
         (PasswordGrant, None),
         (SocialGrant, None),

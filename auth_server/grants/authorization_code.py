@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from authlib.oauth2.rfc6749 import grants
@@ -11,8 +12,10 @@ from authlib.oauth2.rfc7636 import CodeChallenge
 from auth_server.codes import S256, S256_CHALLENGE, PendingCode, find_code, issue_code, spend_code
 from auth_server.context import services
 from auth_server.oauth import parse_scope
+from auth_server.oidc import is_openid
 from auth_server.server import request_db
 from auth_server.token_params import TOKEN_METHODS
+from auth_server.web import signed_in_at
 from common.models import User
 from common.tokens import generate_secret
 
@@ -53,6 +56,9 @@ class CodeGrant(grants.AuthorizationCodeGrant):
         """Store the code's digest with what it is bound to (at the user's approval)."""
         data = request.payload.data
         svc = services()
+        # OpenID Connect: the ID token repeats the nonce, and says when the user signed in.
+        started = signed_in_at() if is_openid(request.scope) else None
+        auth_time = datetime.fromtimestamp(started, UTC) if started is not None else None
         with svc.stores.sessions() as db, db.begin():
             issue_code(
                 db,
@@ -64,6 +70,8 @@ class CodeGrant(grants.AuthorizationCodeGrant):
                 code_challenge_method=data.get("code_challenge_method"),
                 ttl=svc.settings.code_ttl,
                 value=code,
+                nonce=data.get("nonce") if auth_time is not None else None,
+                auth_time=auth_time,
             )
 
     def validate_token_request(self) -> None:

@@ -9,6 +9,7 @@ Every redirect to the client carries ``iss`` (RFC 9207).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import urlencode
 
@@ -17,6 +18,7 @@ from authlib.oauth2.rfc6749.errors import (
     OAuth2Error,
     UnsupportedResponseTypeError,
 )
+from authlib.oidc.core.errors import ConsentRequiredError, LoginRequiredError
 from flask import request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -26,6 +28,7 @@ from werkzeug.wrappers import Response
 from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ButtonForm, ConsentForm
+from auth_server.oidc import NONCE_MAX, hinted_subject, is_openid
 from auth_server.redirects import Target, check_redirect_uri
 from auth_server.server import Issuer, authorization_server
 from auth_server.token_params import AUTHORIZE_PARAMS
@@ -33,10 +36,12 @@ from auth_server.views.described import Described, pages
 from auth_server.web import (
     allow_form_redirect_to,
     current_user,
+    end_session,
     error_page,
     is_read,
     page,
     sign_in_redirect,
+    signed_in_at,
 )
 from common.models import Application, User
 from common.openapi.parts import URL_TEXT
@@ -44,6 +49,7 @@ from common.openapi.parts import URL_TEXT
 STATE_MAX = 1024
 YEAR = 365 * 86_400
 DAY = 86_400
+PROMPTS = frozenset({"none", "login", "consent", "select_account"})
 
 
 class PageError(Exception):
@@ -115,6 +121,7 @@ def authorize() -> Response:
         try:
             check_request(values, target)
             grant = server.get_consent_grant(end_user=user)
+            sign_in_again = check_openid(grant, user, target.uri)
         except OAuth2Error as error:
             if not error.redirect_uri:
                 description = error.description or str(error.error)
@@ -124,11 +131,66 @@ def authorize() -> Response:
                 error.state = state
             return with_issuer(server.handle_error_response(None, error))
         params = {n: grant.request.payload.data.get(n, "") for n in AUTHORIZE_PARAMS}
+        if is_openid(params["scope"]) and (user is None or sign_in_again):
+            # Back from the sign-in, the request is answered: it asks for no further sign-in.
+            end_session()
+            return sign_in_redirect(authorize_path(signed_in(params)))
         if user is None:
             return sign_in_redirect(request.full_path if is_read() else authorize_path(params))
         if is_read():
             return consent_page(db, grant, params, app, target, user)
         return decide(grant, params, target, user)
+
+
+def check_openid(grant: Any, user: User | None, uri: str) -> bool:
+    """Check an OpenID Connect request's own parameters; tell whether the user must sign in
+    again (``prompt=login``, or a sign-in older than ``max_age``) before the consent page.
+
+    ``prompt=none`` without a session is Authlib's ``login_required``; with one it is
+    ``consent_required`` here, since the user is asked every time. An ``id_token_hint`` must be
+    an ID token of this server for this client; naming another user than the one signed in, it
+    asks for a sign-in (``login_required`` with ``prompt=none``). The decision (a POST from
+    the consent page) is checked the same way, but asks for nothing more.
+    """
+    data = grant.request.payload.data
+    if not is_openid(grant.request.payload.scope):
+        return False
+    nonce = data.get("nonce")
+    if nonce and len(nonce) > NONCE_MAX:
+        description = f"nonce is longer than {NONCE_MAX} characters."
+        raise InvalidRequestError(description=description, redirect_uri=uri)
+    max_age = data.get("max_age")
+    if max_age is not None and not (max_age.isascii() and max_age.isdigit() and len(max_age) < 10):
+        description = "max_age must be a number of seconds."
+        raise InvalidRequestError(description=description, redirect_uri=uri)
+    prompts = set(data.get("prompt", "").split())
+    if prompts - PROMPTS:
+        description = f"prompt takes {', '.join(sorted(PROMPTS))}."
+        raise InvalidRequestError(description=description, redirect_uri=uri)
+    hint = data.get("id_token_hint")
+    hinted = hinted_subject(hint, grant.request.client.get_client_id()) if hint else None
+    if hint and hinted is None:
+        description = "id_token_hint is not an ID token this server issued to this client."
+        raise InvalidRequestError(description=description, redirect_uri=uri)
+    if user is None or not is_read():
+        return False
+    if hinted is not None and hinted != user.id:
+        # Someone else is signed in here: the hinted user must sign in.
+        if "none" in prompts:
+            raise LoginRequiredError(redirect_uri=uri)
+        return True
+    if "none" in prompts:
+        raise ConsentRequiredError(redirect_uri=uri)
+    if "login" in prompts:
+        return True
+    started = signed_in_at()
+    return max_age is not None and (started is None or time.time() - started > int(max_age))
+
+
+def signed_in(params: dict[str, str]) -> dict[str, str]:
+    """Return the request without what asked for a sign-in (``prompt=login``, ``max_age``)."""
+    prompts = [p for p in params["prompt"].split() if p != "login"]
+    return {**params, "prompt": " ".join(prompts), "max_age": ""}
 
 
 def consent_page(

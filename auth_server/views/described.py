@@ -141,7 +141,7 @@ AUTH_SCHEMAS: dict[str, Schema] = {
     ),
     "AccessToken": obj(
         {"access_token": STR, "expires_in": {"anyOf": [TS, INT]}},
-        {"token_type": STR, "scope": STR, "state": STR},
+        {"token_type": STR, "scope": STR, "state": STR, "id_token": STR},
     ),
     "OAuthError": obj({"error": STR}, {"error_description": STR, "state": STR}),
     "Introspection": obj(

@@ -6,11 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
+from authlib.oidc.discovery import OpenIDProviderMetadata
 from flask import Response, current_app, jsonify
 
 from auth_server.context import issuer
 from auth_server.grants import GRANT_TYPES
+from auth_server.keys import ALGORITHMS
+from auth_server.oauth import OIDC_SCOPES
+from auth_server.oidc import CLAIMS
 from auth_server.views.described import Described
+from auth_server.views.openid import JWKS_PATH, USERINFO_PATH
 from common.api.constants import SUPPORTED_SCOPES
 from common.openapi import compose
 from common.openapi.parts import json_response, op
@@ -43,6 +48,31 @@ def server_metadata(base: str) -> AuthorizationServerMetadata:
     return AuthorizationServerMetadata(doc)
 
 
+def openid_metadata(base: str) -> OpenIDProviderMetadata:
+    """Return the OpenID Connect discovery document: exactly what this server supports."""
+    doc: dict[str, Any] = {
+        **server_metadata(base),
+        "userinfo_endpoint": f"{base}{USERINFO_PATH}",
+        "jwks_uri": f"{base}{JWKS_PATH}",
+        "scopes_supported": sorted({*SUPPORTED_SCOPES, *OIDC_SCOPES}),
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": list(ALGORITHMS),
+        "claims_supported": list(CLAIMS),
+        "prompt_values_supported": ["none", "login", "consent"],
+        "claims_parameter_supported": False,
+        "request_parameter_supported": False,
+        "request_uri_parameter_supported": False,
+    }
+    return OpenIDProviderMetadata(doc)
+
+
+def openid_configuration() -> Response:
+    """Describe this server as an OpenID Provider (OpenID Connect Discovery 1.0)."""
+    resp = jsonify(dict(openid_metadata(issuer())))
+    resp.headers["Cache-Control"] = "public, max-age=3600"
+    return resp
+
+
 def metadata() -> Response:
     """Describe the endpoints, grants, scopes and PKCE methods of this server."""
     resp = jsonify(dict(server_metadata(issuer())))
@@ -70,6 +100,15 @@ bp.declare(
                 {"type": "object", "required": ["issuer", "token_endpoint"]}, "Metadata"
             )
         },
+    ),
+)
+bp.declare(
+    "/.well-known/openid-configuration",
+    openid_configuration,
+    get=op(
+        "openid_configuration",
+        "OpenID Provider metadata (OpenID Connect Discovery 1.0)",
+        {"200": json_response({"type": "object", "required": ["issuer", "jwks_uri"]}, "Metadata")},
     ),
 )
 bp.declare(

@@ -87,6 +87,8 @@ class Application(Timestamps, Base):
     # A public client (a native or browser app) holds no secret: it authenticates with
     # ``none`` and must use PKCE.
     public_client: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # OpenID Connect: how its ID tokens are signed (None: the server's default, ES256).
+    id_token_signed_response_alg: Mapped[str | None] = mapped_column(String(10))
 
 
 class Token(Base):
@@ -117,6 +119,9 @@ class AuthorizationCode(Base):
     scope: Mapped[str] = mapped_column(String(200), default="")
     code_challenge: Mapped[str | None] = mapped_column(String(128))
     code_challenge_method: Mapped[str | None] = mapped_column(String(10))
+    # OpenID Connect: the client's nonce, and when the user signed in (the ID token says both).
+    nonce: Mapped[str | None] = mapped_column(String(255))
+    auth_time: Mapped[datetime | None] = mapped_column()
     created_at: Mapped[datetime] = mapped_column()
     expires_at: Mapped[datetime] = mapped_column()
     used_at: Mapped[datetime | None] = mapped_column()
@@ -132,3 +137,20 @@ class SocialIdentity(Base):
     provider_uid: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column()
     __table_args__ = (Index(None, "provider", "provider_uid", unique=True),)
+
+
+class SigningKey(Base):
+    """A key that signs ID tokens; its private half is stored encrypted with SECRET_KEY.
+
+    It is published (in the JWKS) from ``created_at``, signs from ``activates_at`` until the
+    next key of its algorithm activates, and stays published until every token it signed has
+    expired (``auth_server.keys``).
+    """
+
+    __tablename__ = "signing_keys"
+    kid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    alg: Mapped[str] = mapped_column(String(10))
+    public_jwk: Mapped[dict[str, str]] = mapped_column(JSONType)
+    private_encrypted: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column()
+    activates_at: Mapped[datetime] = mapped_column(index=True)

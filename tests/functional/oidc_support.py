@@ -1,0 +1,88 @@
+"""A stock relying party for the OpenID Connect tests: a Flask app using Authlib's OIDC client,
+unmodified, configured from the discovery document only (as the README's example is)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from authlib.integrations.flask_client import OAuth
+from flask import Flask, jsonify, request
+from flask.testing import FlaskClient
+from sqlalchemy import update
+from sqlalchemy.orm import Session, sessionmaker
+
+from auth_server.keys import KeyRing, version_key
+from common.models import Application
+from common.settings import AuthSettings
+from common.stores import Stores
+from tests.functional.authorize_support import HTTPS_CB, approve
+from tests.pages import Account
+
+SCOPE = "openid profile email"
+DISCOVERY = "/.well-known/openid-configuration"
+
+
+def relying_party(base: str, account: Account, scope: str = SCOPE) -> FlaskClient:
+    """Return a test client of a Flask app that signs its users in with artcat."""
+    rp = Flask("relying_party")
+    rp.secret_key = "the relying party's own secret"
+    oauth = OAuth(rp)
+    oauth.register(
+        "artcat",
+        client_id=account.client_id,
+        client_secret=account.client_secret,
+        server_metadata_url=f"{base}{DISCOVERY}",
+        client_kwargs={"scope": scope, "code_challenge_method": "S256"},
+    )
+
+    @rp.route("/login")
+    def login() -> Any:
+        return oauth.artcat.authorize_redirect(HTTPS_CB, **request.args)
+
+    @rp.route("/callback")
+    def callback() -> Any:
+        token = oauth.artcat.authorize_access_token()
+        got = oauth.artcat.userinfo(token=token)
+        endpoint = oauth.artcat.load_server_metadata()["userinfo_endpoint"]
+        posted = oauth.artcat.post(endpoint, token=token)
+        posted.raise_for_status()
+        return jsonify(
+            token=dict(token), claims=dict(token["userinfo"]), get=dict(got), post=posted.json()
+        )
+
+    return rp.test_client()
+
+
+def sign_in_with_artcat(
+    rp: FlaskClient, web: requests.Session, base: str, **params: str
+) -> dict[str, Any]:
+    """Run the relying party's sign-in: its redirect, the consent page, its callback."""
+    start = rp.get("/login", query_string=params)
+    assert start.status_code == 302, start.text
+    location = approve(web, base, start.headers["Location"])
+    back = rp.get("/callback?" + urlsplit(location).query)
+    assert back.status_code == 200, back.text
+    data: dict[str, Any] = back.get_json()
+    return data
+
+
+def ask_for(sessions: sessionmaker[Session], account: Account, alg: str | None) -> None:
+    """Register the application's ID token algorithm (None: the server's default)."""
+    with sessions() as s, s.begin():
+        s.execute(
+            update(Application)
+            .where(Application.id == account.app_id)
+            .values(id_token_signed_response_alg=alg)
+        )
+
+
+def forget_cached_keys(stores: Stores, settings: AuthSettings) -> None:
+    """Tell the servers the keys changed (a test emptied the database under them)."""
+    stores.redis.incr(version_key(settings.redis_prefix))
+
+
+def keyring(stores: Stores, settings: AuthSettings) -> KeyRing:
+    """Return the keys as an operator's command sees them."""
+    return KeyRing(settings, stores)
