@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from authlib.oauth2.rfc6749.errors import InvalidRequestError
@@ -175,6 +176,10 @@ def start_session(user: User) -> None:
     session[_SESSION_GENERATION] = user.session_generation
 
 
+# The sign-in page's query parameter asking a signed-in user to sign in again.
+AGAIN = "again"
+
+
 def end_session() -> None:
     """Forget the session in this browser (other copies of the cookie: see ``end_sessions``)."""
     session.clear()
@@ -229,9 +234,12 @@ def safe_next(value: str | None) -> str | None:
     return value
 
 
-def sign_in_redirect(next_path: str | None = None) -> Response:
-    """Send a signed-out browser to the sign-in page, coming back to ``next_path`` after."""
+def sign_in_redirect(next_path: str | None = None, *, again: bool = False) -> Response:
+    """Send a browser to the sign-in page, coming back to ``next_path`` after; ``again`` shows
+    the form to a signed-in user too (a fresh sign-in asked for), without ending the session:
+    a link that signed people out would let any site do it."""
     target = safe_next(next_path or request.full_path.rstrip("?"))
-    return redirect(
-        url_for("session.sign_in", next=target) if target else url_for("session.sign_in")
-    )
+    args: dict[str, Any] = {"next": target} if target else {}
+    if again:
+        args[AGAIN] = "1"
+    return redirect(url_for("session.sign_in", **args))

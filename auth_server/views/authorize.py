@@ -36,7 +36,6 @@ from auth_server.views.described import Described, pages
 from auth_server.web import (
     allow_form_redirect_to,
     current_user,
-    end_session,
     error_page,
     is_read,
     page,
@@ -133,8 +132,8 @@ def authorize() -> Response:
         params = {n: grant.request.payload.data.get(n, "") for n in AUTHORIZE_PARAMS}
         if is_openid(params["scope"]) and (user is None or sign_in_again):
             # Back from the sign-in, the request is answered: it asks for no further sign-in.
-            end_session()
-            return sign_in_redirect(authorize_path(signed_in(params)))
+            # The session is not ended here (a GET any site can send); the sign-in replaces it.
+            return sign_in_redirect(authorize_path(signed_in(params)), again=user is not None)
         if user is None:
             return sign_in_redirect(request.full_path if is_read() else authorize_path(params))
         if is_read():

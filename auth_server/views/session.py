@@ -30,6 +30,7 @@ from auth_server.throttles import login_throttle, sign_up_throttle
 from auth_server.views.described import Described, pages
 from auth_server.views.verify import send_sign_up_note, send_verification
 from auth_server.web import (
+    AGAIN,
     DEFAULT_NEXT,
     current_user,
     end_session,
@@ -82,7 +83,7 @@ def sign_in() -> Response:
     with svc.stores.sessions() as db:
         asking = asking_application(db, safe_next(form.next.data) or "")
         if is_read():
-            if current_user(db) is not None:
+            if current_user(db) is not None and request.args.get(AGAIN) != "1":
                 return redirect(_next_from_request() or DEFAULT_NEXT)
             return page("sign_in.html", form=form, asking=asking)
         if not form.validate():
@@ -151,7 +152,7 @@ def sign_up() -> Response:
         del form.password  # chosen on the confirmation page, by whoever reads the mail
     with svc.stores.sessions() as db:
         if is_read():
-            if current_user(db) is not None:
+            if current_user(db) is not None and request.args.get(AGAIN) != "1":
                 return redirect(_next_from_request() or DEFAULT_NEXT)
             return page("sign_up.html", form=form)
         if not form.validate():

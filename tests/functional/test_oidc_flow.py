@@ -11,6 +11,7 @@ import json
 import secrets
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 import requests
@@ -36,7 +37,7 @@ from tests.functional.oidc_support import (
     relying_party,
     sign_in_with_artcat,
 )
-from tests.pages import Account, make_account, query, sign_in
+from tests.pages import PASSWORD, Account, form, make_account, query, sign_in
 
 
 @pytest.fixture(autouse=True)
@@ -194,11 +195,17 @@ def test_max_age_and_prompt_login_force_a_fresh_sign_in(
     r = signed_in.get(_openid_url(base, account, **extra), allow_redirects=False)
     assert r.status_code == 302
     assert "/account/sign_in" in r.headers["Location"], r.headers["Location"]
-    # The session has ended: the account page wants a sign-in too.
-    assert signed_in.get(f"{base}/account", allow_redirects=False).status_code == 302
+    # The sign-in form is shown although the user is signed in...
+    again = signed_in.get(urljoin(base, r.headers["Location"]), allow_redirects=False)
+    assert again.status_code == 200
+    fresh = form(again.text, "/account/sign_in")
+    # ...and the session has not ended: a GET that any site can send signs no one out.
+    assert signed_in.get(f"{base}/account", allow_redirects=False).status_code == 200
     next_path = query(r.headers["Location"])["next"]
     assert "max_age" not in next_path and "prompt" not in next_path
-    assert sign_in(signed_in, base, account.email, next=next_path).status_code == 302
+    data = {**fresh.fields, "email": account.email, "password": PASSWORD}
+    done = signed_in.post(base + fresh.action, data=data, allow_redirects=False)
+    assert done.status_code == 302 and done.headers["Location"].endswith(next_path)
     location = approve(signed_in, base, base + next_path)
     assert "code" in query(location)
 
