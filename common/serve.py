@@ -7,6 +7,7 @@ process itself, where a debugger's breakpoint works.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -143,6 +144,7 @@ class Waitress:
         )
         self.listeners: list[Any] = [d for d in self.map.values() if isinstance(d, BaseWSGIServer)]
         self.stopping = False
+        self.closed = False
 
     @property
     def port(self) -> int:
@@ -150,9 +152,12 @@ class Waitress:
         return int(self.listeners[0].effective_port)
 
     def stop(self) -> None:
-        """Ask the loop to stop, from any thread: it wakes at once."""
+        """Ask the loop to stop, from any thread: it wakes at once (a loop that has ended
+        already, its trigger closed, has nothing to wake)."""
         self.stopping = True
-        self.listeners[0].pull_trigger()
+        if not self.closed:
+            with contextlib.suppress(OSError):
+                self.listeners[0].pull_trigger()
 
     def serve(self, grace: float) -> bool:
         """Serve until ``stop()`` or a signal raising in the loop, then drain; True when every
@@ -179,6 +184,7 @@ class Waitress:
                 log.warning("stopping with requests unfinished after %s s", grace)
             return finished
         finally:
+            self.closed = True
             wasyncore.close_all(self.map, ignore_all=True)
 
 
