@@ -78,6 +78,10 @@ OAUTH_TEXT: Schema = {"type": "string", "maxLength": 4096, "pattern": NO_NUL}
 NON_BLANK: Schema = {**OAUTH_TEXT, "minLength": 1, "pattern": SOME_TEXT}
 
 
+# A text holding a NUL, which no parameter of the token endpoints may (``auth_server.inputs``).
+NUL_TEXT: Schema = {"type": "string", "pattern": "\u0000"}
+
+
 def oauth_body(properties: dict[str, Schema], required: list[str]) -> Op:
     """Return an OAuth request body: every parameter text, its name at most 200 characters."""
     request_body = body(properties, required)
@@ -85,8 +89,11 @@ def oauth_body(properties: dict[str, Schema], required: list[str]) -> Op:
         media["schema"] = {
             **media["schema"],
             "propertyNames": {"maxLength": 200, "pattern": NO_NUL},
-            # Other parameters are read as text too (arrays and objects are not read at all).
-            "additionalProperties": {"not": {"type": "string", "pattern": "\u0000"}},
+            # Other parameters are read as text too, each value of a repeated one (an array)
+            # included: none may hold a NUL (objects are not read at all).
+            "additionalProperties": {
+                "not": {"anyOf": [NUL_TEXT, {"type": "array", "contains": NUL_TEXT}]}
+            },
         }
     return request_body
 

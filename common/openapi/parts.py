@@ -13,6 +13,8 @@ TS: Schema = {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00
 STR: Schema = {"type": "string"}
 INT: Schema = {"type": "integer"}
 BOOL: Schema = {"type": "boolean"}
+# An optional query value given empty: the same as none (a form's empty field).
+EMPTY: Schema = {"type": "string", "maxLength": 0}
 STRINGS: Schema = {"type": "array", "items": STR}
 
 

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from common.api.paging import MAX_OFFSET
 from common.openapi import AUTH_PART, Part, compose, describe, stored_part
-from common.openapi.parts import ANY_TOKEN, ERROR_RESPONSES, ID_PATH, NO_NUL, USER, Op
+from common.openapi.parts import ANY_TOKEN, EMPTY, ERROR_RESPONSES, ID_PATH, NO_NUL, USER, Op
 from common.openapi.parts import json_response as _json
 from resource_server.openapi.catalog_ops import CATALOG_SCHEMAS, CATALOG_WRITES
 from resource_server.openapi.pages import CATALOG_PAGES
@@ -36,7 +36,6 @@ PARAM_SCHEMAS: dict[str, dict[str, Any]] = {
     "str": {"type": "string", "maxLength": 500, "pattern": NO_NUL},
 }
 # An empty optional filter (``?partner_id=``) is an absent one.
-EMPTY: dict[str, Any] = {"type": "string", "maxLength": 0}
 
 
 def _param(p: Param) -> dict[str, Any]:
@@ -51,8 +50,13 @@ def _param(p: Param) -> dict[str, Any]:
     return doc
 
 
+# An empty paging value is the same as none (a form's empty field), as for every optional value.
 PAGING = [
-    {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+    {
+        "name": "size",
+        "in": "query",
+        "schema": {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 100}, EMPTY]},
+    },
     {
         "name": "cursor",
         "in": "query",
@@ -63,7 +67,7 @@ PAGING = [
         "name": "offset",
         "in": "query",
         "description": "Items to skip before the first page. Not with `cursor` (a 400).",
-        "schema": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+        "schema": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_OFFSET}, EMPTY]},
     },
     {"name": "total_count", "in": "query", "schema": PARAM_SCHEMAS["bool"]},
     {"name": "sample", "in": "query", "schema": PARAM_SCHEMAS["bool"]},

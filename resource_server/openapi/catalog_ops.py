@@ -9,6 +9,7 @@ from __future__ import annotations
 from common.openapi.parts import (
     ANY_TOKEN,
     DESCRIPTION,
+    EMPTY,
     ERROR_RESPONSES,
     FLAG,
     ID,
@@ -80,14 +81,18 @@ CATALOG_WRITES: dict[tuple[str, str], Op] = {
             {
                 "name": "size",
                 "in": "query",
-                "schema": {"type": "integer", "minimum": 1, "maximum": MAX_SIZE},
+                "schema": {
+                    "anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_SIZE}, EMPTY]
+                },
             },
             {
                 "name": "offset",
                 "in": "query",
                 "description": f"A query serves its best {WINDOW:,} matches: a page past them is "
                 "empty",
-                "schema": {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+                "schema": {
+                    "anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_OFFSET}, EMPTY]
+                },
             },
             {
                 "name": "type",
