@@ -192,6 +192,18 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(b")", 1)[1].split()[0] != b"Z"
 
 
+STOPS = frozenset({signal.SIGTERM, signal.SIGINT})
+
+
+def _stop_at_once_until_loaded() -> None:
+    """In a worker just forked: a stop ends it at once until granian, its app loaded, sets
+    the worker's own handlers. Until then the worker has its parent's, and a stop asked
+    meanwhile would be lost (the worker, once serving, killed at the end of the grace period);
+    nothing is in flight yet."""
+    for signum in STOPS:
+        signal.signal(signum, _exit_at_once)
+
+
 def _exit_at_once(_signum: int, _frame: Any) -> None:
     # Not SystemExit: raised wherever the signal lands (a finalizer, say), it may be ignored.
     os._exit(0)
@@ -228,17 +240,11 @@ def run_granian(
     forget = tuple(settings_names)
 
     def load(_target: str) -> WSGIApp:  # in each worker, as it starts
-        # granian sets the worker's own signal handlers only once the app is loaded: until
-        # then the worker has its parent's, and a stop asked meanwhile would be lost (the
-        # worker, once serving, killed at the end of the grace period). Nothing is in flight
-        # yet, so such a stop ends the worker at once; held back while the worker holds the
-        # slots' lock, which the other workers share.
-        stops = {signal.SIGTERM, signal.SIGINT}
-        signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+        # A stop asked now ends the worker at once (``_stop_at_once_until_loaded``), but not
+        # while it holds the slots' lock, which the other workers share: held back till then.
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
         slot = claim_slot(slots)
-        for signum in stops:
-            signal.signal(signum, _exit_at_once)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
         pin(plan[slot % len(plan)])  # before granian starts this worker's threads
         metrics.REGISTRY.start_publishing(directory)
         # The final totals, as the worker exits (multiprocessing runs these finalizers).
@@ -247,6 +253,7 @@ def run_granian(
         forget_settings(forget)
         return app
 
+    os.register_at_fork(after_in_child=_stop_at_once_until_loaded)
     server = Server(
         "artcat",
         address=host,

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,10 +114,14 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
 
         poll(one_core_each, DEADLINE, "two workers pinned to a core each", interval=0.1)
     finally:
+        asked = time.monotonic()
         terminate(proc, timeout=20)
+        stopped = time.monotonic() - asked
         with contextlib.suppress(ProcessLookupError):  # whatever a failure left behind
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 0
-    # Stopped while the replacement may still be loading its app: it stops too, unkilled.
-    assert "refused to gracefully stop" not in (tmp_path / "out.log").read_text()
+    # Stopped while the replacement may still be loading its app: it stops too, at once, not
+    # at the end of the grace period (SHUTDOWN_GRACE, 10 s). (granian may still log a kill of
+    # a replacement it had only begun to start: its wait on that process returns at once.)
+    assert stopped < 10, stopped
     assert workers_of(proc.pid) == []
