@@ -5,8 +5,10 @@ and in Redis (``<prefix>:tok:<digest>`` -> a compact record, expiring with the t
 resource server does one Redis GET per request; on a miss it reads SQL once and writes the record
 back with SET NX. Unknown digests are cached negatively for a short time. Expiry marks the SQL row
 and then overwrites the Redis key with a tombstone, so a concurrent read-through cannot
-resurrect it. Disabling a user or an application expires their tokens the same way; the
-read-through also refuses (and never publishes) a token whose user or application is disabled.
+resurrect it; a read-through that published a record reads the row again, so that one read
+before an expiry and written after its tombstone was lost (a flush, a failover) is withdrawn.
+Disabling a user or an application expires their tokens the same way; the read-through also
+refuses (and never publishes) a token whose user or application is disabled.
 """
 
 from __future__ import annotations
@@ -240,8 +242,23 @@ class TokenStore:
             # by hand in SQL) is still refused, and never published. Briefly cached as refused.
             self.redis.set(key, TOMBSTONE, ex=self.negative_ttl, nx=True)
             return _counted_miss("expired", None)
-        self.redis.set(key, record.encode(), ex=max(1, int(record.expires_at - now)), nx=True)
+        published = self.redis.set(
+            key, record.encode(), ex=max(1, int(record.expires_at - now)), nx=True
+        )
+        if published and self._expired_since(token_digest):
+            # Read before an expiry committed, written after its tombstone was lost (Redis
+            # flushed or failed over in between): the record must not outlive the check.
+            self.redis.set(key, TOMBSTONE, ex=MIN_TOMBSTONE_TTL)
+            return _counted_miss("expired", None)
         return _counted_miss("valid", record)
+
+    def _expired_since(self, token_digest: str) -> bool:
+        """Tell whether the token's row is expired now (read again after publishing it)."""
+        with self.reads() as session:
+            expired_at = session.scalar(
+                select(Token.expired_at).where(Token.digest == token_digest)
+            )
+        return expired_at is not None
 
     # -- expiring (auth server) ------------------------------------------------------------
 
