@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 from sqlalchemy import select
@@ -22,6 +23,19 @@ from common.db import make_engine, make_sessionmaker, upgrade
 from common.models import Application
 
 ID_TOKEN_ALGS = list(ALGORITHMS)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def id_token_alg_option(default: str | None) -> Callable[[F], F]:
+    """The ``--id-token-alg`` option of ``apps create`` (its default) and ``apps set`` (none)."""
+    return click.option(
+        "--id-token-alg",
+        type=click.Choice(ID_TOKEN_ALGS),
+        default=default,
+        help="How its OpenID Connect ID tokens are signed (ES256, the default, or RS256).",
+    )
 
 
 @click.group()
@@ -62,12 +76,7 @@ def apps() -> None:
     is_flag=True,
     help="A public client (native or browser app): no secret, PKCE required.",
 )
-@click.option(
-    "--id-token-alg",
-    type=click.Choice(ID_TOKEN_ALGS),
-    default=ES256,
-    help="How its OpenID Connect ID tokens are signed (ES256, the default, or RS256).",
-)
+@id_token_alg_option(default=ES256)
 @click.option("--json", "as_json", is_flag=True)
 def apps_create(
     name: str,
@@ -163,12 +172,7 @@ def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool
     default=None,
     help="RFC 6749 token responses (integer expires_in) or the reference API's (a timestamp).",
 )
-@click.option(
-    "--id-token-alg",
-    type=click.Choice(ID_TOKEN_ALGS),
-    default=None,
-    help="How its OpenID Connect ID tokens are signed (ES256, the default, or RS256).",
-)
+@id_token_alg_option(default=None)
 def apps_set(
     client_id: str,
     first_party: bool | None,
