@@ -33,15 +33,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import requests
 from sqlalchemy import delete, select
 
 from auth_server.accounts import create_application
+from bench.harness import answers
 from common.models import Application, Artwork, Token
 from common.settings import ResourceSettings
 from common.stores import Stores
@@ -80,14 +79,8 @@ def start(argv: list[str], env: dict[str, str], probe: str) -> tuple[subprocess.
         argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{argv} exited with {proc.returncode}")
-        with contextlib.suppress(requests.RequestException):
-            if requests.get(url + probe, timeout=2).status_code == 200:
-                return proc, url
-        time.sleep(0.2)
+    if answers(proc, url + probe, str(argv), within=120):
+        return proc, url
     stop(proc)
     raise RuntimeError(f"{argv} did not start")
 

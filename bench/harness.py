@@ -141,17 +141,25 @@ def start(name: str, argv: list[str], env: dict[str, str], port: int, probe: str
         argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    if answers(proc, url + probe, name, within=60):
+        return Server(name, proc, url)
+    proc.kill()
+    proc.wait()
+    raise RuntimeError(f"{name} did not start")
+
+
+def answers(proc: subprocess.Popen[bytes], url: str, name: str, *, within: float) -> bool:
+    """Wait until ``url`` answers 200 (True) or ``within`` seconds pass (False); raise if the
+    server exits meanwhile."""
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{name} exited with {proc.returncode}")
         with contextlib.suppress(requests.RequestException):
-            if requests.get(url + probe, timeout=1).status_code == 200:
-                return Server(name, proc, url)
+            if requests.get(url, timeout=2).status_code == 200:
+                return True
         time.sleep(0.1)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError(f"{name} did not start")
+    return False
 
 
 def command(service: str, port: int, workers: int, server: str, threads: int | None) -> list[str]:
