@@ -1,5 +1,5 @@
-"""indexes for the pages' orders: name, date and recently added, on artists, artworks, genes
-and partners
+"""indexes for the pages' orders: name, date and recently added, on artists, artworks, genes,
+partners and shows
 
 Revision ID: 0014
 Revises: 0008
@@ -34,6 +34,8 @@ INDEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("ix_genes_page_recent", "genes", ("created_at", "id")),
     ("ix_partners_page_name", "partners", ("lower(name)", "id")),
     ("ix_partners_page_recent", "partners", ("created_at", "id")),
+    ("ix_shows_page_name", "shows", ("lower(name)", "id")),
+    ("ix_shows_page_recent", "shows", ("created_at", "id")),
 )
 
 

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from common.api.errors import ParamError
 from common.api.paging import decode_cursor, encode_cursor
 from common.api.params import parse_int, single
-from common.models import Artist, Artwork, Gene, Partner
+from common.models import Artist, Artwork, Gene, Partner, Show
 
 MAX_PAGE_NUMBER = 10_000_000
 # A date-less row sorts after every dated one. The constants of the sort expressions are
@@ -124,6 +124,10 @@ PARTNER_SORTING = Sorting(
         name_order("Name A\u2013Z", Partner.name, Partner.id),
         recent_order(Partner.created_at, Partner.id),
     )
+)
+
+SHOW_SORTING = Sorting(
+    (name_order("Name A\u2013Z", Show.name, Show.id), recent_order(Show.created_at, Show.id))
 )
 
 

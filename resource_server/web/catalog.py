@@ -143,6 +143,12 @@ def _shows(session: Session, page: PageParams, now: datetime) -> PageResult:
     return PageResult(rows, result.next_cursor, result.total_count)
 
 
+def _with_partners(session: Session, rows: list[Any]) -> list[Any]:
+    """Return shows paired with their partners (one query for the page)."""
+    partners = data.partners_by_id(session, [s.partner_id for s in rows])
+    return [(s, partners.get(s.partner_id)) for s in rows]
+
+
 def _listed(
     name: str, title: str, listing: Listing, detail: Detailer, sorting: browse.Sorting | None = None
 ) -> Kind:
@@ -177,7 +183,14 @@ KINDS: dict[str, Kind] = {
         _listed("partner", "Partners", partner_q.PARTNERS, _partner_detail, browse.PARTNER_SORTING),
         _listed("profile", "Profiles", profile_q.PROFILES, _profile_detail),
         Kind(
-            "show", "Shows", _shows, lambda s, key: _found(show_q.SHOWS.find(s, key)), _show_detail
+            "show",
+            "Shows",
+            _shows,
+            lambda s, key: _found(show_q.SHOWS.find(s, key)),
+            _show_detail,
+            browse.SHOW_SORTING,
+            lambda: show_q.SHOWS.filtered({}, now=utcnow()),
+            _with_partners,
         ),
     )
 }

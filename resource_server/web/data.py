@@ -166,4 +166,4 @@ class ArtworkCard:
     def title(self) -> str:
         """Return the title a card shows: "Untitled" for the blank ones ("[blank]", "Blank")."""
         title = (self.artwork.title or "").strip()
-        return "Untitled" if browse.is_blank_title(title) else title
+        return "Untitled" if browse.is_blank_title(title) else title  # as ``work_title``

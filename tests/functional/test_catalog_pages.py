@@ -7,7 +7,7 @@ from html import unescape
 
 import pytest
 import requests
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, func, select, update
 
 from common.models import Artist, Artwork, ArtworkArtist, Gene, Partner, Profile, Show
 from tests.functional.catalog_support import ZERO_ID, Catalog, counting
@@ -243,3 +243,28 @@ def test_the_search_page_finds_artists_and_hides_unpublished_works(catalog: Cata
     assert f"/artwork/{work.id}" not in hrefs(html)
     hostile = ok(catalog, "/search", q=HOSTILE)
     assert "<script>" not in hostile and "&lt;script&gt;" in hostile
+
+
+@pytest.mark.parametrize(
+    ("path", "model", "label"),
+    [("/genes", Gene, "genes"), ("/partners", Partner, "partners"), ("/shows", Show, "shows")],
+)
+def test_the_other_lists_are_counted_and_sorted_by_name_or_recency(
+    catalog: Catalog, path: str, model: type, label: str
+) -> None:
+    kind = path[1:-1]
+    names = catalog.scalars(select(model.slug).order_by(func.lower(model.name), model.id))
+    recent = catalog.scalars(select(model.slug).order_by(model.created_at.desc(), model.id.desc()))
+    for sort, expected in (("", names), ("recent", recent)):
+        html = ok(catalog, path, size="7", **({"sort": sort} if sort else {}))
+        assert f"<strong>{len(expected):,}</strong> {label}" in html
+        seen: list[str] = []
+        while True:
+            main = html.split('id="main"', 1)[1]
+            seen += re.findall(rf'href="/{kind}/([^"?]+)"', main)
+            nexts = [unescape(h) for h in re.findall(r'rel="next" href="([^"]+)"', html)]
+            if not nexts:
+                break
+            assert (f"sort={sort}" in nexts[0]) == bool(sort)
+            html = ok(catalog, nexts[0])
+        assert seen == expected, (path, sort)
