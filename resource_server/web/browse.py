@@ -22,7 +22,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, case, func, literal, literal_column, select, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    case,
+    func,
+    literal,
+    literal_column,
+    select,
+    tuple_,
+)
 from sqlalchemy.orm import Session
 
 from common.api.errors import ParamError
@@ -235,12 +245,19 @@ def ordered(order: Order, *, reverse: bool = False) -> list[ColumnElement[Any]]:
     return [key.expr.desc() if down else key.expr.asc() for key in order.keys]
 
 
-def _beyond(order: Order, values: Sequence[Any], *, backwards: bool) -> ColumnElement[bool]:
-    """Return the seek condition: rows after ``values`` in the order (before, ``backwards``)."""
-    left = tuple_(*(key.expr for key in order.keys))
-    right = tuple_(*(literal(v, key.expr.type) for key, v in zip(order.keys, values, strict=True)))
-    down = order.descending != backwards
-    return left < right if down else left > right
+def beyond(order: Order, values: Sequence[Any], *, backwards: bool) -> ColumnElement[bool]:
+    """Return the seek condition: rows after ``values`` in the order (before, ``backwards``).
+
+    The row comparison says it exactly; the range on the first key beside it is what SQLite
+    seeks an expression index by (it reads a row comparison on one only by scanning the index
+    from its start: a deep page would cost its depth). PostgreSQL seeks by either.
+    """
+    bound = [literal(v, key.expr.type) for key, v in zip(order.keys, values, strict=True)]
+    left, right = tuple_(*(key.expr for key in order.keys)), tuple_(*bound)
+    lead = order.keys[0].expr
+    if order.descending != backwards:
+        return and_(lead <= bound[0], left < right)
+    return and_(lead >= bound[0], left > right)
 
 
 def window(
@@ -272,7 +289,7 @@ def window(
         rows.reverse()
         has_prev, has_next = pages > 1, False
     elif position.before is not None:
-        seek = keyed.where(_beyond(order, position.before, backwards=True))
+        seek = keyed.where(beyond(order, position.before, backwards=True))
         rows = list(_run(session, seek.order_by(*ordered(order, reverse=True)).limit(size + 1)))
         has_prev = len(rows) > size
         rows = rows[:size]
@@ -282,7 +299,7 @@ def window(
     else:
         seek = keyed
         if position.after is not None:
-            seek = keyed.where(_beyond(order, position.after, backwards=False))
+            seek = keyed.where(beyond(order, position.after, backwards=False))
         rows = list(_run(session, seek.order_by(*ordered(order)).limit(size + 1)))
         has_next = len(rows) > size
         rows = rows[:size]
