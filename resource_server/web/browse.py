@@ -267,17 +267,17 @@ def window(
     order: Order,
     position: Position,
     size: int,
+    *,
+    total: int | None = None,
 ) -> Window:
-    """Return one page of ``stmt`` in ``order`` at ``position``, with the total count.
+    """Return one page of ``stmt`` in ``order`` at ``position``, with the total count (counted
+    here unless given: a list's count kept from an earlier page).
 
     ``stmt`` selects the rows (plain columns); the order's keys are added to it, so each row
     ends with its sort values (``sort_0``...), which the neighbours' cursors are made of.
     """
-    total = (
-        session.connection()
-        .execute(select(func.count()).select_from(stmt.order_by(None).subquery()))
-        .scalar_one()
-    )
+    if total is None:
+        total = count(session, stmt)
     pages = max(1, math.ceil(total / size))
     keyed = stmt.add_columns(*sort_columns(order))
     width = len(order.keys)
@@ -316,6 +316,12 @@ def window(
     if rows and has_prev:
         out.prev_before = encode_cursor([_plain(v) for v in rows[0][-width:]])
     return out
+
+
+def count(session: Session, stmt: Select[Any]) -> int:
+    """Return the number of rows ``stmt`` selects."""
+    counted = select(func.count()).select_from(stmt.order_by(None).subquery())
+    return int(session.connection().execute(counted).scalar_one())
 
 
 def _clamp(number: int, low: int, high: int) -> int:

@@ -261,6 +261,25 @@ def test_sorted_pages_take_a_bounded_number_of_queries(museum: str, engine: Engi
         assert counts[0] == counts[1] <= limit, (path, counts)
 
 
+def test_a_list_count_is_kept_until_the_catalog_changes(
+    museum: str, engine: Engine, stores: Stores, base_settings: Settings
+) -> None:
+    def counts(**params: Any) -> int:
+        with counting(engine) as statements:
+            ok(museum, "/artists", **params)
+        return sum("count(" in s.lower() for s in statements)
+
+    counts()
+    assert counts(sort="date") == 0 and counts(last="1") == 0  # every order, every page
+    # An import (any catalog writer) bumps the versions: the next page counts afresh.
+    bump_catalog_version(stores.redis, base_settings.redis_prefix, ("artists",))
+    assert counts() == 1 and counts() == 0
+    bump_catalog_version(stores.redis, base_settings.redis_prefix, ("genes",))
+    assert counts() == 0  # another type's write leaves the artists' count
+    bump_catalog_version(stores.redis, base_settings.redis_prefix, None)
+    assert counts() == 1
+
+
 def test_deep_pages_seek_by_index(museum: str, engine: Engine) -> None:
     """Each order's page after a cursor is an index seek (0014), not a scan or a sort."""
     cases = (
