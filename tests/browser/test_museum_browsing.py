@@ -1,7 +1,7 @@
 """The catalog on real museum data in real Chromium, at a desktop's width and a phone's.
 
 The Tate and Carnegie slices of ``tests/data`` are imported with the real loaders; each page
-(the front door, an artist, an artwork, a search, the lists, sign-in and the account) is shot
+(the front door, the lists, a gene, an artist, an artwork, a search, sign-in and the account) is shot
 at 1280 and at 390 pixels wide, and must not scroll sideways, show a broken image or draw a
 Content-Security-Policy complaint.
 
@@ -182,6 +182,15 @@ def test_the_catalog_pages_fit_and_show_their_images(
     page.goto(f"{museum}/artworks")
     assert page.locator("ul.grid li.card").count() == 24
     check(page, "artworks", width_name)
+
+    for kind in ("gene", "partner", "show"):
+        page.goto(f"{museum}/{kind}s")
+        check(page, f"{kind}s", width_name)
+    page.goto(f"{museum}/genes")
+    with page.expect_navigation():
+        page.locator("ul.rows a").first.click()
+    assert page.locator("p.count").count() == 1
+    check(page, "gene", width_name)
 
     page.goto(f"{museum}/artist/{TURNER}")
     assert "Turner" in page.get_by_role("heading", level=1).inner_text()
