@@ -1,9 +1,9 @@
 """The catalog on real museum data in real Chromium, at a desktop's width and a phone's.
 
 The Tate and Carnegie slices of ``tests/data`` are imported with the real loaders; each page
-(the front door, the lists, a gene, an artist, an artwork, a search, sign-in and the account) is shot
-at 1280 and at 390 pixels wide, and must not scroll sideways, show a broken image or draw a
-Content-Security-Policy complaint.
+(the front door, the lists, a gene, an artist, an artwork, a search, sign-in, the account) is
+shot at 1280 and at 390 pixels wide, and must not scroll sideways, show a broken image or
+draw a Content-Security-Policy complaint.
 
 The museums' images live on the museums' hosts, which the tests cannot reach: the browser is
 answered for them with a stand-in PNG (Playwright's routing), so "no broken image" checks
