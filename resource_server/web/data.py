@@ -103,9 +103,13 @@ def artwork_window(
     order: browse.Order,
     position: browse.Position,
     size: int,
+    *,
+    total: int | None = None,
 ) -> browse.Window:
-    """Return a sorted, counted page of public artworks as cards."""
-    win = browse.window(session, public_artworks(filters), sorting, order, position, size)
+    """Return a sorted, counted page of public artworks as cards (``total``: their number,
+    when known)."""
+    stmt = public_artworks(filters)
+    win = browse.window(session, stmt, sorting, order, position, size, total=total)
     win.rows = cards(session, win.rows)
     return win
 
