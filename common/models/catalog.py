@@ -143,6 +143,13 @@ class Artwork(Timestamps, ImageFields, Base):
         Index("ix_artworks_page_date", "published", text("coalesce(year_start, 9999)"), "id"),
         Index("ix_artworks_page_name", "published", text("lower(substr(title, 1, 200))"), "id"),
         Index("ix_artworks_page_recent", "published", "created_at", "id"),
+        Index(
+            "ix_artworks_page_partner_date",
+            "partner_id",
+            "published",
+            text("coalesce(year_start, 9999)"),
+            "id",
+        ),
     )
     id: Mapped[str] = IdColumn()
     slug: Mapped[str] = mapped_column(String(160), unique=True)

@@ -30,6 +30,12 @@ INDEXES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("ix_artworks_page_date", "artworks", ("published", "coalesce(year_start, 9999)", "id")),
     ("ix_artworks_page_name", "artworks", ("published", "lower(substr(title, 1, 200))", "id")),
     ("ix_artworks_page_recent", "artworks", ("published", "created_at", "id")),
+    # A partner's page (a museum's tens of thousands of works) in its default order, by date.
+    (
+        "ix_artworks_page_partner_date",
+        "artworks",
+        ("partner_id", "published", "coalesce(year_start, 9999)", "id"),
+    ),
     ("ix_genes_page_name", "genes", ("lower(name)", "id")),
     ("ix_genes_page_recent", "genes", ("created_at", "id")),
     ("ix_partners_page_name", "partners", ("lower(name)", "id")),

@@ -20,7 +20,7 @@ from sqlalchemy import Engine, func, select, text
 from artcat.loaders.cmoa import load_cmoa
 from artcat.loaders.tate import load_tate
 from common.catalog_version import bump_catalog_version
-from common.models import Artist, Artwork, ArtworkArtist
+from common.models import Artist, Artwork, ArtworkArtist, Partner
 from common.settings import Settings
 from common.stores import Stores
 from resource_server.queries import artists as artist_q
@@ -282,9 +282,13 @@ def test_a_list_count_is_kept_until_the_catalog_changes(
 
 def test_deep_pages_seek_by_index(museum: str, engine: Engine) -> None:
     """Each order's page after a cursor is an index seek (0014), not a scan or a sort."""
+    with engine.connect() as conn:
+        partner = conn.execute(select(Partner.id).order_by(Partner.id)).scalars().first()
+    by_date = browse.Sorting(browse.ARTWORK_SORTING.orders[:1])  # a partner's page, by default
     cases = (
         (artist_q.ARTISTS.filtered({}), browse.ARTIST_SORTING, "ix_artists_page_"),
         (data.public_artworks({}), browse.ARTWORK_SORTING, "ix_artworks_page_"),
+        (data.public_artworks({"partner_id": partner}), by_date, "ix_artworks_page_partner_"),
     )
     with engine.connect() as conn:
         if engine.dialect.name == "postgresql":
@@ -305,7 +309,10 @@ def test_deep_pages_seek_by_index(museum: str, engine: Engine) -> None:
                 if engine.dialect.name == "postgresql":
                     raw.execute("EXPLAIN " + str(compiled), compiled.params)
                     plan = "\n".join(r[0] for r in raw.fetchall())
-                    assert re.search(rf"Index Scan (Backward )?using {index}{order.name}", plan)
+                    # PostgreSQL weighs the two indexes of a partner's dated works by their
+                    # statistics (tiny here): either serves the page without a sort.
+                    wanted = "ix_artworks_page_" if "partner" in index else index
+                    assert re.search(rf"Index Scan (Backward )?using {wanted}\w*{order.name}", plan)
                     assert "Sort" not in plan and "Index Cond" in plan, plan
                 else:
                     values = tuple(compiled.params[k] for k in compiled.positiontup or ())
