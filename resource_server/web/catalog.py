@@ -105,8 +105,9 @@ def _works(
 
 def _artist_detail(session: Session, row: Any, ask: Ask) -> dict[str, Any]:
     # The artist's number of published works is kept on the row by the loaders and writers:
-    # counting Turner's 37,000 would cost more than the page.
-    total = row.published_artworks_count
+    # counting Turner's 37,000 would cost more than the page. None (counted) when it says 0,
+    # which costs nothing to check and covers a row written without its count.
+    total = row.published_artworks_count or None
     return {
         "works": _works(session, {"artist_id": row.id}, ask, browse.WORKS_SORTING, total),
         "genes": data.side_genes(session, {"artist_id": row.id}),
