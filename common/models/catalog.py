@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, Float, Index, Integer, String, Text
+from sqlalchemy import Boolean, Float, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from common.models.base import FK, Base, IdColumn, ImageFields, JSONType, Timestamps
@@ -14,6 +14,11 @@ class Partner(Timestamps, Base):
     """A gallery, institution or other organisation that shows and holds artworks."""
 
     __tablename__ = "partners"
+    # The pages' orders (migration 0014): name A-Z and recently added, each then id.
+    __table_args__ = (
+        Index("ix_partners_page_name", text("lower(name)"), "id"),
+        Index("ix_partners_page_recent", "created_at", "id"),
+    )
     id: Mapped[str] = IdColumn()
     slug: Mapped[str] = mapped_column(String(120), unique=True)
     type: Mapped[str] = mapped_column(String(40), default="Gallery")
@@ -86,6 +91,12 @@ class Artist(Timestamps, ImageFields, Base):
     """An artist."""
 
     __tablename__ = "artists"
+    # The pages' orders (migration 0014): name A-Z, birth year and recently added, each then id.
+    __table_args__ = (
+        Index("ix_artists_page_name", text("lower(sortable_name)"), "id"),
+        Index("ix_artists_page_date", text("coalesce(birth_year, 9999)"), "id"),
+        Index("ix_artists_page_recent", "created_at", "id"),
+    )
     id: Mapped[str] = IdColumn()
     slug: Mapped[str] = mapped_column(String(120), unique=True)
     name: Mapped[str] = mapped_column(String(300))
@@ -126,7 +137,20 @@ class Artwork(Timestamps, ImageFields, Base):
     __tablename__ = "artworks"
     # Every list reads the published artworks in id order: one index gives both, so a page
     # (and a cursor's seek) reads its rows in order instead of sorting every published one.
-    __table_args__ = (Index(None, "published", "id"),)
+    # The pages' orders of the published artworks (migration 0014): date, title, recently added.
+    __table_args__ = (
+        Index(None, "published", "id"),
+        Index("ix_artworks_page_date", "published", text("coalesce(year_start, 9999)"), "id"),
+        Index("ix_artworks_page_name", "published", text("lower(substr(title, 1, 200))"), "id"),
+        Index("ix_artworks_page_recent", "published", "created_at", "id"),
+        Index(
+            "ix_artworks_page_partner_date",
+            "partner_id",
+            "published",
+            text("coalesce(year_start, 9999)"),
+            "id",
+        ),
+    )
     id: Mapped[str] = IdColumn()
     slug: Mapped[str] = mapped_column(String(160), unique=True)
     title: Mapped[str] = mapped_column(Text, default="")
@@ -190,6 +214,11 @@ class Gene(Timestamps, ImageFields, Base):
     """A gene: a characteristic (movement, subject, medium, ...) of artists and artworks."""
 
     __tablename__ = "genes"
+    # The pages' orders (migration 0014): name A-Z and recently added, each then id.
+    __table_args__ = (
+        Index("ix_genes_page_name", text("lower(name)"), "id"),
+        Index("ix_genes_page_recent", "created_at", "id"),
+    )
     id: Mapped[str] = IdColumn()
     slug: Mapped[str] = mapped_column(String(160), unique=True)
     name: Mapped[str] = mapped_column(String(300))

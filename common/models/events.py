@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, Index, Integer, String, Text
+from sqlalchemy import Boolean, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from common.models.base import FK, Base, IdColumn, ImageFields, Timestamps
@@ -28,6 +28,11 @@ class Show(Timestamps, ImageFields, Base):
     """A show (exhibition) at a partner, possibly a booth at a fair."""
 
     __tablename__ = "shows"
+    # The pages' orders (migration 0014): name A-Z and recently added, each then id.
+    __table_args__ = (
+        Index("ix_shows_page_name", text("lower(name)"), "id"),
+        Index("ix_shows_page_recent", "created_at", "id"),
+    )
     id: Mapped[str] = IdColumn()
     slug: Mapped[str] = mapped_column(String(160), unique=True)
     name: Mapped[str] = mapped_column(String(300))

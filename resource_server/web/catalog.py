@@ -14,7 +14,9 @@ from sqlalchemy.orm import Session
 from common.api.errors import ParamError
 from common.api.keyset import PageResult
 from common.api.paging import PageParams, parse_page_params
+from common.catalog_version import version_keys
 from common.ids import utcnow
+from resource_server.doccache import DocumentCache
 from resource_server.queries import artists as artist_q
 from resource_server.queries import artworks as artwork_q
 from resource_server.queries import genes as gene_q
@@ -25,14 +27,28 @@ from resource_server.queries.listing import Listing
 from resource_server.resources.base import Resource
 from resource_server.search.resource import parse_request
 from resource_server.search.service import search
-from resource_server.web import data
+from resource_server.web import browse, data
 from resource_server.web.render import error_page, render
 
 PAGE_SIZE = 24
 MAX_PAGE_SIZE = 100
+# Each sorted list's count, kept for the catalog versions it was counted at (every catalog
+# writer bumps them) and a minute at most (a change made without a bump): counting a list of
+# 100,000 rows costs tens of milliseconds, its page one index seek.
+COUNT_AGE = 60.0
 Lister = Callable[[Session, PageParams, datetime], PageResult]
 Finder = Callable[[Session, str], Any]
-Detailer = Callable[[Session, Any, PageParams, datetime], dict[str, Any]]
+Detailer = Callable[[Session, Any, "Ask"], dict[str, Any]]
+Decorator = Callable[[Session, list[Any]], list[Any]]
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a page was asked: its paging, its query parameters and the clock."""
+
+    page: PageParams
+    params: dict[str, Any]
+    now: datetime
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,11 @@ class Kind:
     list_rows: Lister
     find: Finder
     detail: Detailer
+    # A list page in the orders of ``sorting`` (with a count and page numbers) selects
+    # ``statement`` and makes its rows into what the template shows with ``decorate``.
+    sorting: browse.Sorting | None = None
+    statement: Callable[[], Any] | None = None
+    decorate: Decorator | None = None
 
     @property
     def list_path(self) -> str:
@@ -66,14 +87,34 @@ def _artwork(session: Session, key: str) -> Any:
     return found if found is not None and found.published else None
 
 
-def _artist_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+def _works(
+    session: Session,
+    filters: dict[str, Any],
+    ask: Ask,
+    sorting: browse.Sorting,
+    total: int | None = None,
+) -> browse.Window:
+    """Return a page of the public artworks matching ``filters`` in the order asked for
+    (``total``: their number, when known; else they are counted)."""
+    order = sorting.pick(ask.params)
+    position = browse.read_position(ask.params, order)
+    return data.artwork_window(
+        session, filters, sorting, order, position, ask.page.size, total=total
+    )
+
+
+def _artist_detail(session: Session, row: Any, ask: Ask) -> dict[str, Any]:
+    # The artist's number of published works is kept on the row by the loaders and writers:
+    # counting Turner's 37,000 would cost more than the page. None (counted) when it says 0,
+    # which costs nothing to check and covers a row written without its count.
+    total = row.published_artworks_count or None
     return {
-        "works": data.artwork_cards(session, {"artist_id": row.id}, page),
+        "works": _works(session, {"artist_id": row.id}, ask, browse.WORKS_SORTING, total),
         "genes": data.side_genes(session, {"artist_id": row.id}),
     }
 
 
-def _artwork_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+def _artwork_detail(session: Session, row: Any, ask: Ask) -> dict[str, Any]:
     partners = data.partners_by_id(session, [row.partner_id])
     return {
         "artists": data.side_artists(session, {"artwork_id": row.id}),
@@ -84,28 +125,28 @@ def _artwork_detail(session: Session, row: Any, page: PageParams, now: datetime)
     }
 
 
-def _gene_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+def _gene_detail(session: Session, row: Any, ask: Ask) -> dict[str, Any]:
     return {
-        "works": data.artwork_cards(session, {"gene_id": row.id}, page),
+        "works": _works(session, {"gene_id": row.id}, ask, browse.ARTWORK_SORTING),
         "artists": data.side_artists(session, {"gene_id": row.id}),
     }
 
 
-def _partner_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+def _partner_detail(session: Session, row: Any, ask: Ask) -> dict[str, Any]:
     return {
-        "works": data.artwork_cards(session, {"partner_id": row.id}, page),
-        "shows": data.side_shows(session, {"partner_id": row.id}, now),
+        "works": _works(session, {"partner_id": row.id}, ask, browse.ARTWORK_SORTING),
+        "shows": data.side_shows(session, {"partner_id": row.id}, ask.now),
     }
 
 
-def _show_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+def _show_detail(session: Session, row: Any, ask: Ask) -> dict[str, Any]:
     return {
-        "works": data.artwork_cards(session, {"show_id": row.id}, page),
+        "works": _works(session, {"show_id": row.id}, ask, browse.ARTWORK_SORTING),
         "partner": data.partners_by_id(session, [row.partner_id]).get(row.partner_id),
     }
 
 
-def _profile_detail(session: Session, row: Any, page: PageParams, now: datetime) -> dict[str, Any]:
+def _profile_detail(session: Session, row: Any, ask: Ask) -> dict[str, Any]:
     owner = None
     if row.owner_type == "partner":
         owner = data.partners_by_id(session, [row.owner_id]).get(row.owner_id)
@@ -119,35 +160,63 @@ def _shows(session: Session, page: PageParams, now: datetime) -> PageResult:
     return PageResult(rows, result.next_cursor, result.total_count)
 
 
-def _listed(name: str, title: str, listing: Listing, detail: Detailer) -> Kind:
-    """Return a kind whose list page and item lookup are its API listing's."""
+def _with_partners(session: Session, rows: list[Any]) -> list[Any]:
+    """Return shows paired with their partners (one query for the page)."""
+    partners = data.partners_by_id(session, [s.partner_id for s in rows])
+    return [(s, partners.get(s.partner_id)) for s in rows]
+
+
+def _listed(
+    name: str, title: str, listing: Listing, detail: Detailer, sorting: browse.Sorting | None = None
+) -> Kind:
+    """Return a kind whose list page and item lookup are its API listing's (in the orders of
+    ``sorting``, when given, rather than the API's id order)."""
     return Kind(
         name,
         title,
         lambda s, p, now: listing.page(s, {}, p),
         lambda s, key: _found(listing.find(s, key)),
         detail,
+        sorting,
+        (lambda: listing.filtered({})) if sorting is not None else None,
     )
 
 
 KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
-        _listed("artist", "Artists", artist_q.ARTISTS, _artist_detail),
+        _listed("artist", "Artists", artist_q.ARTISTS, _artist_detail, browse.ARTIST_SORTING),
         Kind(
             "artwork",
             "Artworks",
             lambda s, p, now: data.artwork_cards(s, {}, p),
             _artwork,
             _artwork_detail,
+            browse.ARTWORK_SORTING,
+            lambda: data.public_artworks({}),
+            data.cards,
         ),
-        _listed("gene", "Genes", gene_q.GENES, _gene_detail),
-        _listed("partner", "Partners", partner_q.PARTNERS, _partner_detail),
+        _listed("gene", "Genes", gene_q.GENES, _gene_detail, browse.GENE_SORTING),
+        _listed("partner", "Partners", partner_q.PARTNERS, _partner_detail, browse.PARTNER_SORTING),
         _listed("profile", "Profiles", profile_q.PROFILES, _profile_detail),
         Kind(
-            "show", "Shows", _shows, lambda s, key: _found(show_q.SHOWS.find(s, key)), _show_detail
+            "show",
+            "Shows",
+            _shows,
+            lambda s, key: _found(show_q.SHOWS.find(s, key)),
+            _show_detail,
+            browse.SHOW_SORTING,
+            lambda: show_q.SHOWS.filtered({}, now=utcnow()),
+            _with_partners,
         ),
     )
+}
+
+
+TOTALS: dict[str, DocumentCache] = {
+    name: DocumentCache(max_entries=8, max_age=COUNT_AGE, kinds=(f"{name}s",))
+    for name, kind in KINDS.items()
+    if kind.sorting is not None
 }
 
 
@@ -182,15 +251,16 @@ class KindPage(PageResource, ABC):
         self.kind = kind
 
     @abstractmethod
-    def context(self, session: Session, page: PageParams, key: str) -> dict[str, Any] | None:
+    def context(self, session: Session, ask: Ask, key: str) -> dict[str, Any] | None:
         """Return what the template shows, or None when there is no such public row."""
 
     def answer(self, req: falcon.Request, resp: falcon.Response, key: str = "") -> None:
         """Read the paging and the context, then render the kind's template."""
         try:
             page = self.paging(req)
+            ask = Ask(page, dict(req.params), utcnow())
             with self.stores.reads() as session:
-                context = self.context(session, page, key)
+                context = self.context(session, ask, key)
         except ParamError as ex:
             bad_request(resp, ex)
             return
@@ -207,9 +277,32 @@ class ListPage(KindPage):
 
     template = "{}_list.html"
 
-    def context(self, session: Session, page: PageParams, key: str) -> dict[str, Any] | None:
-        """Return the page of rows."""
-        return {"result": self.kind.list_rows(session, page, utcnow())}
+    def context(self, session: Session, ask: Ask, key: str) -> dict[str, Any] | None:
+        """Return the page of rows: in the order asked for, counted, when the kind is sorted."""
+        kind = self.kind
+        if kind.sorting is None or kind.statement is None:
+            return {"result": kind.list_rows(session, ask.page, ask.now)}
+        order = kind.sorting.pick(ask.params)
+        position = browse.read_position(ask.params, order)
+        versions = self.versions()
+        totals = TOTALS[kind.name]
+        kept = totals.get(versions[0], kind.name, versions[1:])
+        total = int(kept) if kept is not None else None
+        win = browse.window(
+            session, kind.statement(), kind.sorting, order, position, ask.page.size, total=total
+        )
+        if kept is None:
+            totals.put(versions[0], kind.name, str(win.total).encode(), versions[1:])
+        if kind.decorate is not None:
+            win.rows = kind.decorate(session, win.rows)
+        return {"result": win}
+
+    def versions(self) -> list[bytes | None]:
+        """Return the catalog's versions (the whole catalog's, then each type's), which the
+        list's kept count is valid for."""
+        keys = version_keys(self.settings.redis_prefix)
+        found: list[bytes | None] = self.stores.redis.mget(keys)  # type: ignore[assignment]
+        return found
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Answer one page of the list."""
@@ -219,12 +312,12 @@ class ListPage(KindPage):
 class ItemPage(KindPage):
     """``/<kind>/<id or slug>``: one row, its links, and a page of its artworks."""
 
-    def context(self, session: Session, page: PageParams, key: str) -> dict[str, Any] | None:
+    def context(self, session: Session, ask: Ask, key: str) -> dict[str, Any] | None:
         """Return the row and what its page shows of its links and artworks."""
         row = self.kind.find(session, key)
         if row is None:
             return None
-        return {"row": row, "key": key, **self.kind.detail(session, row, page, utcnow())}
+        return {"row": row, "key": key, **self.kind.detail(session, row, ask)}
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
         """Answer the item page (an HTML 404 when there is no such public row)."""
@@ -243,7 +336,7 @@ class SearchPage(PageResource):
         """Answer the search box, or one page of results."""
         q = req.get_param("q") or ""
         if not q.strip():
-            render(resp, "search.html", q="", hits=[], total=0, offset=0)
+            render(resp, "search.html", q="", hits=[], total=0, offset=0, thumbs={})
             return
         try:
             request, _echo = parse_request(req.params)
@@ -253,7 +346,7 @@ class SearchPage(PageResource):
                     request = request.__class__(found.correction, request.size, 0, request.types)
                     found = search(session.connection(), request)
                 ids = [h.resource_id for h in found.hits if h.kind == "artwork"]
-                public = data.public_artwork_ids(session, ids)
+                public = data.public_artwork_images(session, ids)
         except ParamError as ex:
             bad_request(resp, ex)
             return
@@ -264,4 +357,5 @@ class SearchPage(PageResource):
         ]
         more = request.offset + request.size < found.total_count
         render(resp, "search.html", q=request.q, hits=hits, total=found.total_count,
-               offset=request.offset, size=request.size, more=more)  # fmt: skip
+               offset=request.offset, size=request.size, more=more,
+               thumbs=public)  # fmt: skip

@@ -22,6 +22,7 @@ from resource_server.queries import artists as artist_q
 from resource_server.queries import artworks as artwork_q
 from resource_server.queries import genes as gene_q
 from resource_server.queries import shows as show_q
+from resource_server.web import browse
 
 # The public rule: only published artworks are shown to people, as in the reference API.
 PUBLIC_ARTWORKS = {"published": True}
@@ -84,6 +85,46 @@ def artwork_cards(session: Session, filters: dict[str, Any], page: PageParams) -
     return PageResult(rows, result.next_cursor, result.total_count)
 
 
+def public_artworks(filters: dict[str, Any]) -> Any:
+    """Return the select of the public artworks matching an API filter (plain rows)."""
+    return artwork_q.filtered({**filters, **PUBLIC_ARTWORKS})
+
+
+def cards(session: Session, rows: list[Any]) -> list[Any]:
+    """Return artwork rows as cards, with their artists (one query for the page)."""
+    by_artwork = artists_of(session, [a.id for a in rows])
+    return [ArtworkCard(a, by_artwork.get(a.id, [])) for a in rows]
+
+
+def artwork_window(
+    session: Session,
+    filters: dict[str, Any],
+    sorting: browse.Sorting,
+    order: browse.Order,
+    position: browse.Position,
+    size: int,
+    *,
+    total: int | None = None,
+) -> browse.Window:
+    """Return a sorted, counted page of public artworks as cards (``total``: their number,
+    when known)."""
+    stmt = public_artworks(filters)
+    win = browse.window(session, stmt, sorting, order, position, size, total=total)
+    win.rows = cards(session, win.rows)
+    return win
+
+
+def public_artwork_images(session: Session, ids: Sequence[str]) -> dict[str, str | None]:
+    """Return the published ones of these artworks with their thumbnail URLs (None when they
+    have no image), in one query."""
+    if not ids:
+        return {}
+    stmt = select(Artwork.id, Artwork.image_url, Artwork.image_versions).where(
+        Artwork.id.in_(list(ids)), Artwork.published.is_(True)
+    )
+    return {row.id: thumbnail(row, ("small", "medium", "large")) for row in session.execute(stmt)}
+
+
 def public_artwork_ids(session: Session, ids: Sequence[str]) -> set[str]:
     """Return which of these artwork ids are published, in one query."""
     if not ids:
@@ -124,3 +165,9 @@ class ArtworkCard:
     def image(self) -> str | None:
         """Return the card's image URL."""
         return thumbnail(self.artwork, ("medium", "small", "large"))
+
+    @property
+    def title(self) -> str:
+        """Return the title a card shows: "Untitled" for the blank ones ("[blank]", "Blank")."""
+        title = (self.artwork.title or "").strip()
+        return "Untitled" if browse.is_blank_title(title) else title  # as ``work_title``

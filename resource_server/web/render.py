@@ -11,6 +11,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from common.hal import Urls, encode_query
+from resource_server.web.browse import is_blank_title
 
 HERE = Path(__file__).resolve().parent
 HTML = "text/html; charset=utf-8"
@@ -75,7 +76,14 @@ def prose(value: str | None) -> Markup:
     return out + raw[pos:]
 
 
+def work_title(value: str | None) -> str:
+    """Return an artwork's title as pages show it: "Untitled" for the blank ones."""
+    title = (value or "").strip()
+    return "Untitled" if is_blank_title(title) else title
+
+
 ENV.globals["page_url"] = page_url
+ENV.filters["work_title"] = work_title
 ENV.filters["prose"] = prose
 ENV.filters["http_url"] = http_url
 

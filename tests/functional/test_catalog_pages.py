@@ -7,7 +7,7 @@ from html import unescape
 
 import pytest
 import requests
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, func, select, update
 
 from common.models import Artist, Artwork, ArtworkArtist, Gene, Partner, Profile, Show
 from tests.functional.catalog_support import ZERO_ID, Catalog, counting
@@ -74,8 +74,9 @@ def test_every_list_page_lists_its_kind_and_pages_with_the_api_cursors(
     assert html.count("<h1>") == 1 and 'class="skip" href="#main"' in html
     item_links = [h for h in hrefs(html) if h.startswith(path[:-1] + "/")]
     assert len(item_links) == 5
-    (next_href,) = [h for h in hrefs(html) if "cursor=" in h]
-    assert next_href.startswith(path + "?cursor=") and "size=5" in next_href
+    # The sorted lists page by their own keyset (``after``), the others by the API's cursors.
+    (next_href,) = [unescape(h) for h in re.findall(r'rel="next" href="([^"]+)"', html)]
+    assert next_href.startswith((path + "?after=", path + "?cursor=")) and "size=5" in next_href
     second = requests.get(catalog.url + next_href, timeout=20).text
     second_links = [h for h in hrefs(second) if h.startswith(path[:-1] + "/")]
     assert second_links and not set(second_links) & set(item_links)
@@ -87,7 +88,7 @@ def test_an_artist_page_shows_the_works_and_they_lead_back(catalog: Catalog) -> 
     work, artist = published_artwork_with_artist(catalog)
     html = ok(catalog, f"/artist/{artist.slug}")
     assert f"<h1>{artist.name}</h1>" in unescape(html)
-    assert f"/artwork/{work.slug}" in hrefs(html) or "cursor=" in html
+    assert f"/artwork/{work.slug}" in hrefs(html) or 'rel="next"' in html
     assert ok(catalog, f"/artist/{artist.id}") == html  # by id or by slug
     artwork_html = ok(catalog, f"/artwork/{work.slug}")
     assert f"/artist/{artist.slug}" in hrefs(artwork_html)
@@ -168,7 +169,7 @@ def test_unpublished_artworks_appear_on_no_page(catalog: Catalog) -> None:
         html = ok(catalog, path)
         while True:
             assert title not in html and f"/artwork/{work.slug}" not in hrefs(html), path
-            nexts = [h for h in hrefs(html) if "cursor=" in h]
+            nexts = [unescape(h) for h in re.findall(r'rel="next" href="([^"]+)"', html)]
             if not nexts:
                 break
             html = ok(catalog, nexts[0])
@@ -242,3 +243,28 @@ def test_the_search_page_finds_artists_and_hides_unpublished_works(catalog: Cata
     assert f"/artwork/{work.id}" not in hrefs(html)
     hostile = ok(catalog, "/search", q=HOSTILE)
     assert "<script>" not in hostile and "&lt;script&gt;" in hostile
+
+
+@pytest.mark.parametrize(
+    ("path", "model", "label"),
+    [("/genes", Gene, "genes"), ("/partners", Partner, "partners"), ("/shows", Show, "shows")],
+)
+def test_the_other_lists_are_counted_and_sorted_by_name_or_recency(
+    catalog: Catalog, path: str, model: type, label: str
+) -> None:
+    kind = path[1:-1]
+    names = catalog.scalars(select(model.slug).order_by(func.lower(model.name), model.id))
+    recent = catalog.scalars(select(model.slug).order_by(model.created_at.desc(), model.id.desc()))
+    for sort, expected in (("", names), ("recent", recent)):
+        html = ok(catalog, path, size="7", **({"sort": sort} if sort else {}))
+        assert f"<strong>{len(expected):,}</strong> {label}" in html
+        seen: list[str] = []
+        while True:
+            main = html.split('id="main"', 1)[1]
+            seen += re.findall(rf'href="/{kind}/([^"?]+)"', main)
+            nexts = [unescape(h) for h in re.findall(r'rel="next" href="([^"]+)"', html)]
+            if not nexts:
+                break
+            assert (f"sort={sort}" in nexts[0]) == bool(sort)
+            html = ok(catalog, nexts[0])
+        assert seen == expected, (path, sort)
