@@ -241,6 +241,14 @@ class AuthSettings(Settings):
     # in seconds (at least a day). The next key is published hours before it signs, and a key
     # stays published until the last token it signed has expired.
     signing_key_rotation: int = 30 * DAY
+    # The device flow (RFC 8628): how long a device code and its user code live, in seconds; the
+    # seconds a device waits between polls (5 more after each slow_down); and the wrong user
+    # codes /activate takes per client IP and per signed-in account (a right code gives its
+    # attempt back), ``limits`` rate strings.
+    device_code_ttl: int = 900
+    device_poll_interval: int = 5
+    device_code_failures_per_ip: str = "20/hour"
+    device_code_failures_per_account: str = "10/hour"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -258,6 +266,8 @@ class AuthSettings(Settings):
             "xapp_failures_per_client_ip",
             "applications_created_per_user",
             "sign_up_attempts_per_ip",
+            "device_code_failures_per_ip",
+            "device_code_failures_per_account",
         )
         if self.session_cookie_secure is False and self.https:
             log.warning(
