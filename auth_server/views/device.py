@@ -28,7 +28,6 @@ from auth_server.token_params import CLIENT_PARAMS, TEXT, Kind
 from auth_server.views.described import (
     OAUTH_ERRORS,
     Described,
-    in_query,
     oauth_body,
     pages,
     properties,
@@ -190,7 +189,6 @@ bp.declare(
             "200": json_response(DEVICE_RESPONSE, "The codes, and where the user enters one"),
             **OAUTH_ERRORS,
         },
-        parameters=in_query(DEVICE_REQUEST_PARAMS),
         requestBody=oauth_body(properties(DEVICE_REQUEST_PARAMS), []),
     ),
 )

@@ -75,8 +75,8 @@ CONFIG = schemathesis.Config.from_dict(
                 # The auth server's HTML pages are browser forms: their fields and the session's
                 # CSRF token are not in the document, so a generated POST is refused (a 400
                 # page), as is a link whose token (email, password reset) or an authorization
-                # request whose client the server never issued.
-                "include-path-regex": "^/(account|oauth2/authorize)",
+                # request whose client the server never issued (or a device's user code).
+                "include-path-regex": "^/(account|oauth2/authorize|activate)",
                 "checks": {
                     "positive_data_acceptance": {"expected-statuses": [*POSITIVE_STATUSES, "400"]}
                 },
