@@ -15,8 +15,10 @@ from joserfc.jws import JWSRegistry
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from auth_server.disabling import set_user_enabled
 from common.ids import utcnow
 from common.models import Application, DeviceAuthorization, Token
+from common.stores import Stores
 from tests.functional.conftest import LiveServer
 from tests.functional.device_support import (
     DEVICE_GRANT,
@@ -292,3 +294,43 @@ def test_discovery_names_the_endpoint_and_the_grant(auth_server: LiveServer) -> 
             f"{auth_server.url}/oauth2/device_authorization"
         )
         assert DEVICE_GRANT in meta["grant_types_supported"]
+
+
+def test_revoking_the_application_withdraws_an_approved_device_grant(
+    auth_server: LiveServer, account: Account
+) -> None:
+    codes = begin(auth_server, account)
+    web = signed_in(auth_server.url, account.email, account.password)
+    assert answer(web, auth_server.url, codes["user_code"]).status_code == 200
+    # The user withdraws the application's access before the device polled.
+    r = web.post(
+        f"{auth_server.url}/account/authorizations/{account.app_id}/revoke",
+        data=form(web.get(f"{auth_server.url}/account/authorizations").text, "/account").fields,
+        allow_redirects=False,
+    )
+    assert r.status_code == 302, r.text
+    assert_oauth_error(redeem(auth_server, account, codes["device_code"]), 400, "access_denied")
+
+
+def test_a_wrong_code_is_a_clear_page(auth_server: LiveServer, account: Account) -> None:
+    web = signed_in(auth_server.url, account.email, account.password)
+    for typed in ("BBBB-BBBB", "0000-1111", "x" * 40):
+        r = enter_code(web, auth_server.url, typed)
+        assert r.status_code == 400, r.text
+        assert "This code is not right" in text(r.text)
+    too_long = enter_code(web, auth_server.url, "B" * 41)
+    assert too_long.status_code == 400
+
+
+def test_disabling_the_user_withdraws_an_approved_device_grant(
+    auth_server: LiveServer, account: Account, stores: Stores, sessions: sessionmaker[Session]
+) -> None:
+    codes = begin(auth_server, account)
+    web = signed_in(auth_server.url, account.email, account.password)
+    assert answer(web, auth_server.url, codes["user_code"]).status_code == 200
+    set_user_enabled(stores, account.email, enabled=False)
+    set_user_enabled(stores, account.email, enabled=True)
+    # Enabled again, the user's earlier approval does not come back.
+    assert_oauth_error(redeem(auth_server, account, codes["device_code"]), 400, "access_denied")
+    with sessions() as s:
+        assert s.scalars(select(DeviceAuthorization.status)).one() == "revoked"
