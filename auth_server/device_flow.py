@@ -35,7 +35,7 @@ from sqlalchemy.orm import Session
 
 from auth_server.audit import audit
 from auth_server.context import services
-from auth_server.throttles import per_app
+from auth_server.throttles import Limits, per_app
 from common.ids import new_id, utcnow
 from common.models import Application, DeviceAuthorization, Token, User
 from common.models.device import APPROVED, DENIED, PENDING, REVOKED, USED
@@ -398,6 +398,23 @@ class UserCodeThrottle:
             with suppress(RedisError):
                 self.right(attempt)
             raise
+
+
+class DeviceStartThrottle(Limits):
+    """A moving-window limit on the device authorization requests of one client IP."""
+
+    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
+        super().__init__(redis, settings)
+        self.per_ip: RateLimitItem = parse(settings.device_authorizations_per_ip)
+
+    def hit(self, *, ip: str) -> int | None:
+        """Count one request (atomically); return the seconds to wait when over the limit."""
+        return self.count((self.per_ip, "device-start-ip", ip))
+
+
+def device_start_throttle() -> DeviceStartThrottle:
+    """Return the current app's device authorization throttle, built on first use."""
+    return per_app("artcat.device_start_throttle", DeviceStartThrottle)
 
 
 def user_code_throttle() -> UserCodeThrottle:

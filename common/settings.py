@@ -249,6 +249,9 @@ class AuthSettings(Settings):
     device_poll_interval: int = 5
     device_code_failures_per_ip: str = "20/hour"
     device_code_failures_per_account: str = "10/hour"
+    # Device authorization requests per client IP (each stores a pending grant; a public
+    # client's id is no secret, so anyone could ask).
+    device_authorizations_per_ip: str = "30/minute"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -268,6 +271,7 @@ class AuthSettings(Settings):
             "sign_up_attempts_per_ip",
             "device_code_failures_per_ip",
             "device_code_failures_per_account",
+            "device_authorizations_per_ip",
         )
         if self.session_cookie_secure is False and self.https:
             log.warning(

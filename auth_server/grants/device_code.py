@@ -28,11 +28,14 @@ from authlib.oauth2.rfc8628 import (
     ExpiredTokenError,
     SlowDownError,
 )
+from flask import request as flask_request
 from sqlalchemy.orm import Session
 
 from auth_server import device_flow
+from auth_server.audit import audit
 from auth_server.clients import OAuthClient
 from auth_server.context import issuer, services
+from auth_server.oauth import SlowDownError as TooManyAttempts
 from auth_server.oauth import parse_scope
 from auth_server.oidc import ArtcatOpenIDCode
 from auth_server.server import request_db
@@ -93,7 +96,12 @@ class DeviceEndpoint(DeviceAuthorizationEndpoint):
         return services().settings.device_poll_interval
 
     def authenticate_client(self, request: OAuth2Request) -> OAuthClient:
-        """Authenticate as at the token endpoint, then check the client may use the grant."""
+        """Count the request per client IP; authenticate as at the token endpoint; check the
+        client may use the grant."""
+        wait = device_flow.device_start_throttle().hit(ip=flask_request.remote_addr or "")
+        if wait is not None:
+            audit("device.throttled", retry_after=wait, ip=flask_request.remote_addr)
+            raise TooManyAttempts(wait)
         client: OAuthClient = super().authenticate_client(request)
         if not client.check_grant_type(DEVICE_CODE_GRANT_TYPE):
             raise UnauthorizedClientError(description="This application may not use this grant.")

@@ -1,12 +1,14 @@
 """The device flow's codes hold against an attacker over real HTTP: user codes cannot be
 guessed at /activate faster than the per-account and per-address limits allow (a refused entry
-is not even looked up, and the page says so: 429, no 5xx), and a device code buys one token,
-for the client it was issued to only, however many redemptions race for it."""
+is not even looked up, and the page says so: 429, no 5xx); one address cannot flood the device
+authorization endpoint; and a device code buys one token, for the client it was issued to
+only, however many redemptions race for it."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
@@ -24,6 +26,7 @@ from tests.pages import Account, make_account, text
 GUESSES = 3
 
 
+@contextmanager
 def throttled_server(
     auth_settings: AuthSettings, stores: Stores, **limits: str
 ) -> Iterator[LiveServer]:
@@ -40,23 +43,25 @@ def throttled_server(
 @pytest.fixture
 def per_account(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
     """Three wrong codes per account an hour; addresses all but unlimited."""
-    yield from throttled_server(
+    with throttled_server(
         auth_settings,
         stores,
         device_code_failures_per_account=f"{GUESSES}/hour",
         device_code_failures_per_ip="1000/hour",
-    )
+    ) as live:
+        yield live
 
 
 @pytest.fixture
 def per_ip(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
     """Three wrong codes per address an hour; accounts all but unlimited."""
-    yield from throttled_server(
+    with throttled_server(
         auth_settings,
         stores,
         device_code_failures_per_account="1000/hour",
         device_code_failures_per_ip=f"{GUESSES}/hour",
-    )
+    ) as live:
+        yield live
 
 
 @pytest.fixture
@@ -142,3 +147,19 @@ def test_a_device_code_is_redeemed_once_and_by_its_client_only(
             assert r.json()["error"] == "invalid_grant"
     again = poll(auth_server.url, account.client_id, codes["device_code"], account.client_secret)
     assert_oauth_error(again, 400, "invalid_grant")
+
+
+def test_device_authorization_requests_are_limited_per_address(
+    auth_settings: AuthSettings, stores: Stores, account: Account
+) -> None:
+    with throttled_server(auth_settings, stores, device_authorizations_per_ip="3/hour") as live:
+        for _ in range(3):
+            start_device(live.url, account.client_id, account.client_secret)
+        r = requests.post(
+            f"{live.url}/oauth2/device_authorization",
+            data={"client_id": account.client_id, "client_secret": account.client_secret},
+            headers={"Connection": "close"},
+            timeout=10,
+        )
+        assert_oauth_error(r, 429, "slow_down")
+        assert int(r.headers["Retry-After"]) > 0
