@@ -124,7 +124,7 @@ class DeviceEndpoint(DeviceAuthorizationEndpoint):
     ) -> None:
         """Store the grant's digests (the answer gives the clear codes, once)."""
         client = self.server.query_client(client_id)
-        db = request_db(None)
+        db = request_db(None)  # this request's transaction (the endpoint has no request here)
         user_code = device_flow.start(
             db, client.app, parse_scope(scope) or "", data["device_code"], data["user_code"]
         )
