@@ -162,10 +162,6 @@ def revoke_device_grant(grant_id: str) -> Response:
     return redirect(url_for("account.home"))
 
 
-DEVICE_PARAMS = {
-    name: kind
-    for name, kind in properties({"client_id": "credential", "client_secret": "credential"}).items()
-}
 DEVICE_REQUEST_PARAMS: dict[str, Kind] = {**CLIENT_PARAMS, "scope": TEXT}
 DEVICE_RESPONSE = obj(
     {
