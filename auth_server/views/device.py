@@ -22,6 +22,7 @@ from wtforms.validators import DataRequired, Length
 from auth_server import device_flow
 from auth_server.audit import audit
 from auth_server.context import services
+from auth_server.device_throttles import user_code_throttle
 from auth_server.grants.device_code import ACTIVATE_PATH
 from auth_server.server import authorization_server
 from auth_server.token_params import CLIENT_PARAMS, TEXT, Kind
@@ -75,7 +76,7 @@ def activate() -> Response:
         code = device_flow.normalise_user_code(form.user_code.data or "")
         if code is None:
             return code_refused(form, user, WRONG_CODE)
-        throttle = device_flow.user_code_throttle()
+        throttle = user_code_throttle()
         ip = request.remote_addr or ""
         attempt = throttle.attempt(ip=ip, user_id=user.id)
         if attempt.wait is not None:

@@ -88,11 +88,14 @@ CONFIG = schemathesis.Config.from_dict(
                 # a registration policy (schemes, loopback hosts, no fragment or user
                 # information) that no JSON Schema pattern states. A position's bound is the
                 # collection's size at the time of the move (stated in the document's
-                # description; not a fixed maximum).
+                # description; not a fixed maximum). A device authorization's scope names
+                # scopes of a fixed set, in the combinations OpenID Connect allows (profile and
+                # email with openid), which no pattern states.
                 "include-name": [
                     "DELETE /api/tokens/access_token",
                     "GET /api/images",
                     "POST /api/applications",
+                    "POST /oauth2/device_authorization",
                     "PUT /api/applications/{app_id}",
                     "PUT /api/collection_items/{id}",
                 ],
