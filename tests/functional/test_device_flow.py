@@ -12,13 +12,14 @@ import requests
 from joserfc import jwt
 from joserfc.jwk import KeySet
 from joserfc.jws import JWSRegistry
-from sqlalchemy import select, update
+from sqlalchemy import Engine, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.disabling import set_user_enabled
 from common.ids import utcnow
 from common.models import Application, DeviceAuthorization, Token
 from common.stores import Stores
+from tests.functional.catalog_support import counting
 from tests.functional.conftest import LiveServer
 from tests.functional.device_support import (
     DEVICE_GRANT,
@@ -30,7 +31,7 @@ from tests.functional.device_support import (
     start_device,
 )
 from tests.functional.oauth_support import assert_oauth_error, get_artists
-from tests.pages import Account, form, text
+from tests.pages import Account, form, forms, text
 
 USER_CODE = re.compile(r"^[BCDFGHJKMNPQRSTVWXZ]{4}-[BCDFGHJKMNPQRSTVWXZ]{4}$")
 
@@ -334,3 +335,23 @@ def test_disabling_the_user_withdraws_an_approved_device_grant(
     assert_oauth_error(redeem(auth_server, account, codes["device_code"]), 400, "access_denied")
     with sessions() as s:
         assert s.scalars(select(DeviceAuthorization.status)).one() == "revoked"
+
+
+def test_the_account_list_is_one_bounded_query(
+    auth_server: LiveServer, account: Account, engine: Engine
+) -> None:
+    web = signed_in(auth_server.url, account.email, account.password)
+    for _ in range(3):
+        codes = begin(auth_server, account)
+        assert answer(web, auth_server.url, codes["user_code"]).status_code == 200
+        assert redeem(auth_server, account, codes["device_code"]).status_code == 200
+    with counting(engine) as statements:
+        home = web.get(f"{auth_server.url}/account")
+    assert len(forms_to(home.text, "/account/devices/")) == 3
+    listing = [s for s in statements if "device_authorizations" in s]
+    assert len(listing) == 1 and "LIMIT" in listing[0].upper(), listing
+
+
+def forms_to(html: str, action: str) -> list[Any]:
+    """Return the forms of a page posting under ``action``."""
+    return [f for f in forms(html) if action in f.action]
