@@ -129,6 +129,7 @@ POLICY: dict[str, Rule] = {
     "applications": _never("client ids and secret digests; staging registers its own clients"),
     "tokens": _never("credentials (digests); staging's own are retired in Redis too"),
     "authorization_codes": _never("credentials"),
+    "device_authorizations": _never("device and user codes (digests), and users' grants"),
     "social_identities": _never("accounts at social providers"),
     "signing_keys": _never("ID-token signing keys; staging makes its own on first use"),
     # The search index: rebuilt from the copied catalog, so it indexes nothing that did not cross.

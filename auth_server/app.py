@@ -10,11 +10,13 @@ from auth_server import endpoints, errors, grants, oauth, server
 from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.context import AuthServices, services
+from auth_server.grants.device_code import DeviceEndpoint
 from auth_server.params import EXCHANGE_PATH, refused_in_query
 from auth_server.views import (
     account,
     applications,
     authorize,
+    device,
     discovery,
     health,
     openid,
@@ -46,6 +48,7 @@ BLUEPRINTS: tuple[Described, ...] = (
     session.bp,
     password.bp,
     verify.bp,
+    device.bp,
 )
 
 
@@ -103,7 +106,11 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         hasher=password_hasher(settings),
     )
     errors.register(app)
-    server.install(app, grants.registered(), (endpoints.Revocation, endpoints.Introspection))
+    server.install(
+        app,
+        grants.registered(),
+        (endpoints.Revocation, endpoints.Introspection, DeviceEndpoint),
+    )
     oauth.register(app)
     pages.register(app)
     for blueprint in BLUEPRINTS:

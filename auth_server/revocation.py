@@ -13,7 +13,8 @@ from sqlalchemy import CursorResult, update
 from sqlalchemy.orm import Session
 
 from common.ids import utcnow
-from common.models import AuthorizationCode, Token
+from common.models import AuthorizationCode, DeviceAuthorization, Token
+from common.models.device import APPROVED, PENDING, REVOKED
 from common.tokens import TokenStore
 
 
@@ -29,6 +30,26 @@ def end_pending_codes(
             update(AuthorizationCode)
             .where(AuthorizationCode.used_at.is_(None), *conditions)
             .values(used_at=now)
+            .execution_options(synchronize_session=False)
+        ),
+    )
+    return int(result.rowcount or 0) + end_device_grants(
+        session, user_id=user_id, application_id=application_id
+    )
+
+
+def end_device_grants(
+    session: Session, *, user_id: str | None = None, application_id: str | None = None
+) -> int:
+    """Withdraw the device grants (RFC 8628) a device has not redeemed yet: an approved one
+    would bring the access straight back; return how many."""
+    conditions = _owner_conditions(DeviceAuthorization, user_id, application_id)
+    result = cast(
+        CursorResult[Any],
+        session.execute(
+            update(DeviceAuthorization)
+            .where(DeviceAuthorization.status.in_((PENDING, APPROVED)), *conditions)
+            .values(status=REVOKED)
             .execution_options(synchronize_session=False)
         ),
     )
@@ -55,7 +76,9 @@ def revoke_all(
 
 
 def _owner_conditions(
-    model: type[Token] | type[AuthorizationCode], user_id: str | None, application_id: str | None
+    model: type[Token] | type[AuthorizationCode] | type[DeviceAuthorization],
+    user_id: str | None,
+    application_id: str | None,
 ) -> list[Any]:
     if user_id is None and application_id is None:
         raise ValueError("name a user or an application")

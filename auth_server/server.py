@@ -223,6 +223,9 @@ class Server(AuthorizationServer):
             scope=token.get("scope", ""),
             code_id=code.id if code is not None else None,
         )
+        if oauth_request.credential is not None:
+            # A device grant (RFC 8628) remembers its token: revoking the grant expires it.
+            oauth_request.credential.issued(db, issued.row.id)
         svc.stores.tokens.publish(issued.row)
         db.commit()
         row = issued.row

@@ -26,7 +26,14 @@ Kind = str | tuple[str, ...]
 CREDENTIAL: Kind = "credential"
 TEXT: Kind = "text"
 
-GRANT_TYPES = ("authorization_code", "client_credentials", "credentials", "oauth_token", "password")
+GRANT_TYPES = (
+    "authorization_code",
+    "client_credentials",
+    "credentials",
+    "oauth_token",
+    "password",
+    "urn:ietf:params:oauth:grant-type:device_code",  # RFC 8628
+)
 # The grants that carry a user's password: never by GET (their every parameter would be in a URL).
 PASSWORD_GRANTS = ("credentials", "password")
 # The methods of the token endpoint: the reference API answered GET as well as POST
@@ -41,6 +48,7 @@ TOKEN_PARAMS: dict[str, Kind] = {
     "code": TEXT,
     "redirect_uri": TEXT,
     "code_verifier": TEXT,
+    "device_code": CREDENTIAL,
     "email": TEXT,
     "username": TEXT,
     "password": TEXT,

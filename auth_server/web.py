@@ -79,7 +79,7 @@ def register(app: Flask) -> None:
 
 def is_page_path(path: str) -> bool:
     """Tell whether a path is one of the HTML pages (which carry forms and cookies)."""
-    return path == "/account" or path.startswith("/account/") or path == "/oauth2/authorize"
+    return path in ("/account", "/oauth2/authorize", "/activate") or path.startswith("/account/")
 
 
 def _refuse_undecodable() -> Response | None:

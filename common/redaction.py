@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from urllib.parse import unquote, unquote_plus
+from urllib.parse import quote, unquote, unquote_plus
 
 REDACTED = "[redacted]"
 MAX_FIELD = 512  # longer paths, queries and user agents are cut: a line stays under PIPE_BUF
@@ -81,12 +81,38 @@ def redact_query(query: str) -> str:
     start = 0
     for sep in (*_SEPARATORS.finditer(query), None):
         end = sep.start() if sep is not None else len(query)
-        name, eq, _value = query[start:end].partition("=")
-        out.append(f"{name}={REDACTED}" if eq and secret_param_name(name) else query[start:end])
+        name, eq, value = query[start:end].partition("=")
+        if eq and secret_param_name(name):
+            out.append(f"{name}={REDACTED}")
+        elif eq and value:
+            out.append(f"{name}={redact_nested(value)}")
+        else:
+            out.append(query[start:end])
         if sep is not None:
             out.append(sep.group())
             start = sep.end()
     return "".join(out)[:MAX_FIELD]
+
+
+def redact_nested(value: str) -> str:
+    """Return a parameter's value with the secrets of a URL it carries redacted.
+
+    A sign-in link's ``next`` carries the page to come back to, query included (the user code
+    of ``/activate?user_code=...``, say): its secret parameters are redacted as the request's
+    own are. A value that is no URL with a query is returned as it is.
+    """
+    if "?" not in value and "%" not in value:
+        return value
+    decoded = _decoded(value, unquote_plus)
+    if decoded is None:
+        return REDACTED
+    path, mark, nested = decoded.partition("?")
+    if not mark:
+        return value
+    redacted = redact_query(nested)
+    if redacted == nested[:MAX_FIELD]:
+        return value
+    return quote(f"{path}?{redacted}", safe="/=[]")
 
 
 def redact_path(path: str) -> str:

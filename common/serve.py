@@ -28,11 +28,13 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 # Paths the authorization server owns; everything else goes to the catalog (the API, and its
 # pages: the front door at /, the API docs at /docs, the artist, artwork... pages).
 AUTH_PREFIXES = ("/oauth2/", "/api/tokens/", "/api/applications", "/account/", "/.well-known/")
+# ... and these exact paths (/activate: where a device's user enters its code, RFC 8628).
+AUTH_PATHS = ("/oauth2", "/account", "/api/tokens", "/activate")
 
 
 def is_auth_path(path: str) -> bool:
     """Tell whether a request path belongs to the authorization server."""
-    return path.startswith(AUTH_PREFIXES) or path in ("/oauth2", "/account", "/api/tokens")
+    return path.startswith(AUTH_PREFIXES) or path in AUTH_PATHS
 
 
 class PathDispatcher:

@@ -241,6 +241,17 @@ class AuthSettings(Settings):
     # in seconds (at least a day). The next key is published hours before it signs, and a key
     # stays published until the last token it signed has expired.
     signing_key_rotation: int = 30 * DAY
+    # The device flow (RFC 8628): how long a device code and its user code live, in seconds; the
+    # seconds a device waits between polls (5 more after each slow_down); and the wrong user
+    # codes /activate takes per client IP and per signed-in account (a right code gives its
+    # attempt back), ``limits`` rate strings.
+    device_code_ttl: int = 900
+    device_poll_interval: int = 5
+    device_code_failures_per_ip: str = "20/hour"
+    device_code_failures_per_account: str = "10/hour"
+    # Device authorization requests per client IP (each stores a pending grant; a public
+    # client's id is no secret, so anyone could ask).
+    device_authorizations_per_ip: str = "30/minute"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -258,6 +269,9 @@ class AuthSettings(Settings):
             "xapp_failures_per_client_ip",
             "applications_created_per_user",
             "sign_up_attempts_per_ip",
+            "device_code_failures_per_ip",
+            "device_code_failures_per_account",
+            "device_authorizations_per_ip",
         )
         if self.session_cookie_secure is False and self.https:
             log.warning(

@@ -7,6 +7,7 @@ from typing import Any
 from auth_server.grants.authorization_code import CodeGrant, S256CodeChallenge
 from auth_server.grants.client_credentials import XappGrant
 from auth_server.grants.credentials import CredentialsGrant, PasswordGrant
+from auth_server.grants.device_code import DeviceGrant, DeviceOpenID
 from auth_server.grants.oauth_token import SocialGrant
 from auth_server.oidc import ArtcatOpenIDCode
 from auth_server.token_params import GRANT_TYPES
@@ -22,6 +23,8 @@ def registered() -> list[tuple[type[Any], list[Any] | None]]:
         (PasswordGrant, None),
         (SocialGrant, None),
         (XappGrant, None),
+        # RFC 8628: a device polls for its user's approval (an ID token too with openid).
+        (DeviceGrant, [DeviceOpenID()]),
     ]
 
 

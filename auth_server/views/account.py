@@ -16,6 +16,7 @@ from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ApplicationForm, ButtonForm
 from auth_server.ownership import mail_confirms
+from auth_server.revocation import end_device_grants
 from auth_server.throttles import creation_throttle
 from auth_server.views.described import Described, pages
 from auth_server.web import (
@@ -115,6 +116,7 @@ def revoke_authorization(application_id: str) -> Response:
             )
             .values(expires_at=now)
         )
+        end_device_grants(db, user_id=user.id, application_id=app.id)
         user_id, app_name = user.id, app.name
         db.commit()
     svc.stores.tokens.tombstone(rows)

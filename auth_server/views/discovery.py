@@ -33,6 +33,8 @@ def server_metadata(base: str) -> AuthorizationServerMetadata:
         "token_endpoint": f"{base}/oauth2/access_token",
         "revocation_endpoint": f"{base}/oauth2/revoke",
         "introspection_endpoint": f"{base}/oauth2/introspect",
+        # RFC 8628: the device flow (its grant type is in grant_types_supported).
+        "device_authorization_endpoint": f"{base}/oauth2/device_authorization",
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         # credentials and oauth_token are the reference API's own (non-RFC) grant types.

@@ -27,6 +27,7 @@ from common.models.catalog import (
     PartnerUser,
     Profile,
 )
+from common.models.device import DeviceAuthorization
 from common.models.events import Bidder, Fair, Sale, SaleArtwork, Show, ShowArtwork
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "Bidder",
     "Collection",
     "CollectionItem",
+    "DeviceAuthorization",
     "Edition",
     "Fair",
     "Gene",

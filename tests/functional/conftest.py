@@ -100,8 +100,13 @@ def _fields(settings: Settings) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def auth_settings(base_settings: Settings) -> AuthSettings:
-    """Settings of the auth server under test."""
-    return AuthSettings(**_fields(base_settings))
+    """Settings of the auth server under test (the device flow's per-address limits high:
+    every test asks from 127.0.0.1; its throttle tests run servers of their own)."""
+    return AuthSettings(
+        **_fields(base_settings),
+        device_authorizations_per_ip="10000/minute",
+        device_code_failures_per_ip="10000/hour",
+    )
 
 
 @pytest.fixture(scope="session")

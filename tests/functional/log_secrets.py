@@ -46,6 +46,8 @@ SECRET_FIELDS = frozenset(
         "current_password",
         "oauth_token",
         "oauth_token_secret",
+        "device_code",
+        "user_code",
     }
 )
 PASSWORD_FIELDS = frozenset({"password", "new_password", "current_password"})

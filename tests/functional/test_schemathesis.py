@@ -75,8 +75,8 @@ CONFIG = schemathesis.Config.from_dict(
                 # The auth server's HTML pages are browser forms: their fields and the session's
                 # CSRF token are not in the document, so a generated POST is refused (a 400
                 # page), as is a link whose token (email, password reset) or an authorization
-                # request whose client the server never issued.
-                "include-path-regex": "^/(account|oauth2/authorize)",
+                # request whose client the server never issued (or a device's user code).
+                "include-path-regex": "^/(account|oauth2/authorize|activate)",
                 "checks": {
                     "positive_data_acceptance": {"expected-statuses": [*POSITIVE_STATUSES, "400"]}
                 },
@@ -88,11 +88,14 @@ CONFIG = schemathesis.Config.from_dict(
                 # a registration policy (schemes, loopback hosts, no fragment or user
                 # information) that no JSON Schema pattern states. A position's bound is the
                 # collection's size at the time of the move (stated in the document's
-                # description; not a fixed maximum).
+                # description; not a fixed maximum). A device authorization's scope names
+                # scopes of a fixed set, in the combinations OpenID Connect allows (profile and
+                # email with openid), which no pattern states.
                 "include-name": [
                     "DELETE /api/tokens/access_token",
                     "GET /api/images",
                     "POST /api/applications",
+                    "POST /oauth2/device_authorization",
                     "PUT /api/applications/{app_id}",
                     "PUT /api/collection_items/{id}",
                 ],

@@ -43,6 +43,10 @@ EXPECTED = {
     "/account/applications": {"GET", "POST"},
     "/account/applications/<application_id>/rotate": {"POST"},
     "/account/static/<path:filename>": {"GET"},
+    # The device flow (RFC 8628).
+    "/oauth2/device_authorization": {"POST"},
+    "/activate": {"GET", "POST"},
+    "/account/devices/<grant_id>/revoke": {"POST"},
 }
 
 
@@ -112,7 +116,7 @@ def test_the_description_is_valid_and_tagged() -> None:
         for method, op in item.items():
             assert method != "head", path
             assert len(op["tags"]) == 1, (method, path)
-            page = path.startswith("/account") or path == "/oauth2/authorize"
+            page = path.startswith("/account") or path in ("/oauth2/authorize", "/activate")
             assert (op["tags"] == ["pages"]) == page, (method, path, op["tags"])
 
 

@@ -320,6 +320,25 @@ def test_encoded_secret_names_are_redacted(query: str, kept: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("query", "kept"),
+    [
+        ("next=%2Factivate%3Fuser_code%3DS1", "next=/activate%3Fuser_code=[redacted]"),
+        ("next=/activate?user_code=S1&x=2", "&x=2"),
+        ("next=%252Factivate%253Fuser_code%253DS1", "next=/activate"),  # encoded twice
+        ("next=%2Foauth2%2Fauthorize%3Fclient_id%3Dc1%26state%3DS1", "client_id=c1"),
+    ],
+)
+def test_the_secrets_of_a_url_in_a_parameter_are_redacted(query: str, kept: str) -> None:
+    redacted = redact_query(query)
+    assert "S1" not in redacted and kept in redacted, redacted
+
+
+@pytest.mark.parametrize("query", ["next=%2Faccount", "next=/activate", "q=a%3Fb", "q=why?"])
+def test_a_parameter_without_secrets_is_kept(query: str) -> None:
+    assert redact_query(query) == query
+
+
+@pytest.mark.parametrize(
     "path",
     [
         "/account/password/reset/S1",

@@ -15,9 +15,10 @@ def test_auth_paths() -> None:
         "/api/applications/x",
         "/account/sign_in",
         "/.well-known/oauth-authorization-server",
+        "/activate",
     ):
         assert is_auth_path(path), path
-    for path in ("/api", "/api/artists", "/api/tokensx", "/api/status"):
+    for path in ("/api", "/api/artists", "/api/tokensx", "/api/status", "/activatex"):
         assert not is_auth_path(path), path
 
 

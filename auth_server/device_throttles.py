@@ -1,0 +1,120 @@
+"""The device flow's throttles (RFC 8628), counted in the shared Redis, built once per app.
+
+- **User codes** (``UserCodeThrottle``): wrong codes at ``/activate`` per client IP and per
+  signed-in account. Every entry is reserved as a failure in both budgets in one Lua step,
+  before the code is looked up (a concurrent burst cannot pass more guesses than the budgets
+  allow, and a refused entry is never looked up); a code that proves right gives its place
+  back, so only wrong codes use the budgets. Fixed windows, as the XAPP throttle's.
+- **Device authorizations** (``DeviceStartThrottle``): requests per client IP, each of which
+  stores a pending grant (a public client's id is no secret). A ``limits`` moving window.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+
+from limits import RateLimitItem, parse
+from redis import Redis, RedisError
+from sqlalchemy.exc import SQLAlchemyError
+
+from auth_server.throttles import Limits, per_app
+from common.settings import AuthSettings
+
+# KEYS: counters; ARGV: each key's limit and window (ms). When none is full, counts one in each
+# and returns 0; else counts nothing and returns the ms until the fullest one frees.
+RESERVE_SCRIPT = """
+local wait = 0
+for i, key in ipairs(KEYS) do
+  local n = tonumber(redis.call('GET', key) or '0')
+  if n >= tonumber(ARGV[2 * i - 1]) then
+    wait = math.max(wait, redis.call('PTTL', key), 1)
+  end
+end
+if wait > 0 then return wait end
+for i, key in ipairs(KEYS) do
+  if redis.call('INCR', key) == 1 then redis.call('PEXPIRE', key, ARGV[2 * i]) end
+end
+return 0
+"""
+# KEYS: counters to give one back to (never below zero).
+GIVE_BACK_SCRIPT = """
+for _, key in ipairs(KEYS) do
+  local n = tonumber(redis.call('GET', key) or '0')
+  if n > 0 then redis.call('DECR', key) end
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class CodeAttempt:
+    """One entry of a user code: counted (``wait`` None) or refused for ``wait`` seconds."""
+
+    wait: int | None
+    keys: tuple[str, ...]
+
+
+class UserCodeThrottle:
+    """Fixed-window limits on wrong user codes, per client IP and per account.
+
+    Every entry is counted as a failure before the code is looked up (one atomic step for both
+    budgets, so a concurrent burst cannot pass more guesses than they allow); a code that
+    proves right gives its place back.
+    """
+
+    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
+        self.prefix = f"{settings.redis_prefix}:limits"
+        self.per_ip: RateLimitItem = parse(settings.device_code_failures_per_ip)
+        self.per_account: RateLimitItem = parse(settings.device_code_failures_per_account)
+        self._reserve = redis.register_script(RESERVE_SCRIPT)
+        self._give_back = redis.register_script(GIVE_BACK_SCRIPT)
+
+    def attempt(self, *, ip: str, user_id: str) -> CodeAttempt:
+        """Count one entry as a wrong code; say how long to wait when a budget is spent."""
+        keys = (f"{self.prefix}:user-code-ip:{ip}", f"{self.prefix}:user-code-account:{user_id}")
+        args: list[int] = []
+        for item in (self.per_ip, self.per_account):
+            args += [item.amount, item.get_expiry() * 1000]
+        wait_ms = int(self._reserve(keys=list(keys), args=args))
+        return CodeAttempt(max(1, math.ceil(wait_ms / 1000)) if wait_ms else None, keys)
+
+    def right(self, attempt: CodeAttempt) -> None:
+        """The code was right: give its place back (only wrong codes use the budgets)."""
+        if attempt.wait is None:
+            self._give_back(keys=list(attempt.keys))
+
+    @contextmanager
+    def unless_unchecked(self, attempt: CodeAttempt) -> Iterator[None]:
+        """Give the place back when a store fails before the code is checked (an outage must
+        not spend anyone's budget); best effort, the store's error is what is raised."""
+        try:
+            yield
+        except (SQLAlchemyError, RedisError):
+            with suppress(RedisError):
+                self.right(attempt)
+            raise
+
+
+class DeviceStartThrottle(Limits):
+    """A moving-window limit on the device authorization requests of one client IP."""
+
+    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
+        super().__init__(redis, settings)
+        self.per_ip: RateLimitItem = parse(settings.device_authorizations_per_ip)
+
+    def hit(self, *, ip: str) -> int | None:
+        """Count one request (atomically); return the seconds to wait when over the limit."""
+        return self.count((self.per_ip, "device-start-ip", ip))
+
+
+def device_start_throttle() -> DeviceStartThrottle:
+    """Return the current app's device authorization throttle, built on first use."""
+    return per_app("artcat.device_start_throttle", DeviceStartThrottle)
+
+
+def user_code_throttle() -> UserCodeThrottle:
+    """Return the current app's user-code throttle, built on first use."""
+    return per_app("artcat.user_code_throttle", UserCodeThrottle)
