@@ -26,7 +26,14 @@ Kind = str | tuple[str, ...]
 CREDENTIAL: Kind = "credential"
 TEXT: Kind = "text"
 
-GRANT_TYPES = ("authorization_code", "client_credentials", "credentials", "oauth_token", "password")
+GRANT_TYPES = (
+    "authorization_code",
+    "client_credentials",
+    "credentials",
+    "oauth_token",
+    "password",
+    "refresh_token",
+)
 # The grants that carry a user's password: never by GET (their every parameter would be in a URL).
 PASSWORD_GRANTS = ("credentials", "password")
 # The methods of the token endpoint: the reference API answered GET as well as POST
@@ -47,6 +54,7 @@ TOKEN_PARAMS: dict[str, Kind] = {
     "oauth_provider": OAUTH_PROVIDERS,
     "oauth_token": TEXT,
     "oauth_token_secret": TEXT,
+    "refresh_token": CREDENTIAL,
     "scope": TEXT,
     "state": TEXT,
 }

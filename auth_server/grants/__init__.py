@@ -8,6 +8,7 @@ from auth_server.grants.authorization_code import CodeGrant, S256CodeChallenge
 from auth_server.grants.client_credentials import XappGrant
 from auth_server.grants.credentials import CredentialsGrant, PasswordGrant
 from auth_server.grants.oauth_token import SocialGrant
+from auth_server.grants.refresh_token import OpenIDRefresh, RefreshGrant
 from auth_server.oidc import ArtcatOpenIDCode
 from auth_server.token_params import GRANT_TYPES
 
@@ -22,6 +23,8 @@ def registered() -> list[tuple[type[Any], list[Any] | None]]:
         (PasswordGrant, None),
         (SocialGrant, None),
         (XappGrant, None),
+        # Rotating refresh tokens; an openid family gets a new ID token.
+        (RefreshGrant, [OpenIDRefresh()]),
     ]
 
 

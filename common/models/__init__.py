@@ -28,6 +28,7 @@ from common.models.catalog import (
     Profile,
 )
 from common.models.events import Bidder, Fair, Sale, SaleArtwork, Show, ShowArtwork
+from common.models.refresh import RefreshFamily, RefreshToken
 
 __all__ = [
     "ARTIST_DESCRIPTION",
@@ -50,6 +51,8 @@ __all__ = [
     "Partner",
     "PartnerUser",
     "Profile",
+    "RefreshFamily",
+    "RefreshToken",
     "Sale",
     "SaleArtwork",
     "Show",
