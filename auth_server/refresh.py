@@ -192,7 +192,7 @@ def start_family(
 
 
 def issue_refresh(
-    db: Session, *, family_id: str, application_id: str, access_token_id: str, ttl: int
+    db: Session, *, family_id: str, application_id: str, access_token_id: str | None, ttl: int
 ) -> str:
     """Insert a refresh token of the family in the caller's transaction; return its value."""
     value = generate_secret()

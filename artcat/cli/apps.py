@@ -136,8 +136,9 @@ def apps_create(
             public_client=public,
             redirect_uris=uris,
             standard_token_response=standard_token_response,
-            refresh_tokens=refresh_tokens,
         )
+        if refresh_tokens:
+            data["refresh_tokens"] = True
     emit(as_json, data)
     if no_browser_flow and not as_json:
         click.echo(

@@ -196,6 +196,7 @@ def test_authorization_server_metadata(oauth_server: LiveServer) -> None:
         "credentials",
         "oauth_token",
         "password",
+        "refresh_token",
     ]
     assert doc["token_endpoint_auth_methods_supported"] == [
         "client_secret_basic",

@@ -5,6 +5,7 @@ applications that do not use them. The attacks are in ``security/test_refresh_to
 
 from __future__ import annotations
 
+import json
 import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,6 +22,7 @@ from common.models import Application, RefreshFamily, RefreshToken, Token, User
 from common.settings import AuthSettings
 from common.stores import Stores
 from common.tokens import digest
+from tests.functional.cli_support import cli_env, run_cli
 from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     PASSWORD,
@@ -34,7 +36,7 @@ from tests.functional.oauth_support import (
     post,
 )
 from tests.functional.oidc_support import forget_cached_keys
-from tests.pages import form, sign_in
+from tests.pages import Account, form, sign_in
 
 
 def refresh_world(sessions: sessionmaker[Session], settings: AuthSettings, **columns: Any) -> World:
@@ -336,3 +338,24 @@ def test_discovery_lists_the_refresh_grant(auth_server: LiveServer) -> None:
         meta = requests.get(auth_server.url + path, timeout=10).json()
         assert "refresh_token" in meta["grant_types_supported"]
         assert "offline_access" in meta["scopes_supported"]
+
+
+def test_apps_create_and_set_refresh_tokens(
+    account: Account, auth_settings: AuthSettings, sessions: sessionmaker[Session]
+) -> None:
+    env = cli_env(auth_settings)
+    out = run_cli(env, "apps", "set", account.client_id, "--refresh-tokens")
+    assert "refresh tokens: on" in out
+    with sessions() as s:
+        assert s.get_one(Application, account.app_id).refresh_tokens is True
+    run_cli(env, "apps", "set", account.client_id, "--no-refresh-tokens")
+    with sessions() as s:
+        assert s.get_one(Application, account.app_id).refresh_tokens is False
+    args = ("--name", "Mobile", "--owner", account.email, "--no-browser-flow")
+    made = json.loads(run_cli(env, "apps", "create", *args, "--refresh-tokens", "--json"))
+    assert made["refresh_tokens"] is True
+    plain = json.loads(run_cli(env, "apps", "create", *args, "--json"))
+    assert "refresh_tokens" not in plain  # the output of the reference-style apps is unchanged
+    with sessions() as s:
+        assert s.get_one(Application, made["id"]).refresh_tokens is True
+        assert s.get_one(Application, plain["id"]).refresh_tokens is False

@@ -232,3 +232,20 @@ def test_offline_access_the_user_did_not_grant_is_not_given(
     assert plain.status_code == 200 and "refresh_token" not in plain.json()
     with sessions() as s:
         assert s.scalar(select(func.count()).select_from(RefreshToken)) == 0
+
+
+def test_a_replayed_code_revokes_the_family_it_started(
+    auth_server: LiveServer,
+    resource_server: LiveServer,
+    world: World,
+    sessions: sessionmaker[Session],
+) -> None:
+    code = make_code(sessions, world, scope="offline_access")
+    first = post(auth_server, code_params(world, code))
+    assert first.status_code == 200, first.text
+    rotated = refresh(auth_server, world, first.json()["refresh_token"]).json()
+    # The code intercepted and replayed (RFC 6749 4.1.2): everything it bought ends.
+    assert_oauth_error(post(auth_server, code_params(world, code)), 400, "invalid_grant")
+    assert family_revoked(sessions)
+    assert get_artists(resource_server, rotated["access_token"]) == 401
+    assert_oauth_error(refresh(auth_server, world, rotated["refresh_token"]), 400, "invalid_grant")
