@@ -65,7 +65,6 @@ def wants_refresh(app: Application, user: Any, scope: str, grant_type: str) -> b
 class Presented(TokenMixin):
     """A refresh token this request rotated: its family, as the grant and the ID token read it."""
 
-    token_id: str
     digest: str
     family_id: str
     application_id: str
@@ -232,30 +231,29 @@ def rotate(
     other token; a reuse past the grace period first revokes the family (committed here).
     """
     token_digest = digest(value)
-    found = db.execute(
-        select(RefreshToken.id, RefreshToken.family_id, RefreshToken.application_id).where(
-            RefreshToken.digest == token_digest
-        )
-    ).first()
-    if found is None or found.application_id != application_id:
-        # Another client's token is not acknowledged, nor revoked by a client not its own.
-        raise InvalidGrantError(description=INVALID_REFRESH)
     now = utcnow()
-    # The family's row first (the lock every revocation takes first too): a revoked family
-    # stops here.
+    # The family's row first (the lock every revocation takes first too), in one statement
+    # with finding the token: a revoked family, an unknown token and another client's token
+    # (neither acknowledged nor revoked by a client not its own) all stop here.
+    family_of_token = (
+        select(RefreshToken.family_id)
+        .where(RefreshToken.digest == token_digest, RefreshToken.application_id == application_id)
+        .scalar_subquery()
+    )
     family = db.execute(
         update(RefreshFamily)
-        .where(RefreshFamily.id == found.family_id, RefreshFamily.revoked_at.is_(None))
+        .where(RefreshFamily.id == family_of_token, RefreshFamily.revoked_at.is_(None))
         .values(used_at=now)
-        .returning(RefreshFamily.user_id, RefreshFamily.scope, RefreshFamily.auth_time)
+        .returning(
+            RefreshFamily.id, RefreshFamily.user_id, RefreshFamily.scope, RefreshFamily.auth_time
+        )
     ).first()
     if family is None:
         db.rollback()
         raise InvalidGrantError(description=INVALID_REFRESH)
     presented = Presented(
-        found.id,
         token_digest,
-        found.family_id,
+        family.id,
         application_id,
         family.user_id,
         family.scope,
@@ -264,7 +262,7 @@ def rotate(
     claimed = db.execute(
         update(RefreshToken)
         .where(
-            RefreshToken.id == found.id,
+            RefreshToken.digest == token_digest,
             RefreshToken.rotated_at.is_(None),
             RefreshToken.revoked_at.is_(None),
             RefreshToken.expires_at > now,
@@ -274,7 +272,9 @@ def rotate(
     ).first()
     if claimed is not None:
         return presented
-    rotated_at = db.scalar(select(RefreshToken.rotated_at).where(RefreshToken.id == found.id))
+    rotated_at = db.scalar(
+        select(RefreshToken.rotated_at).where(RefreshToken.digest == token_digest)
+    )
     if rotated_at is None:  # expired (or revoked) while live: no reuse, just refused
         db.rollback()
         raise InvalidGrantError(description=INVALID_REFRESH)
@@ -284,17 +284,17 @@ def rotate(
             db.rollback()
             audit(
                 "refresh.replayed_in_grace",
-                family_id=found.family_id,
+                family_id=family.id,
                 application_id=application_id,
                 user_id=family.user_id,
             )
             return Replay(body, presented)
-    expired = revoke_families(db, tokens, RefreshFamily.id == found.family_id)
+    expired = revoke_families(db, tokens, RefreshFamily.id == family.id)
     db.commit()
     tokens.tombstone(expired)
     audit(
         "refresh.reused",
-        family_id=found.family_id,
+        family_id=family.id,
         application_id=application_id,
         user_id=family.user_id,
         tokens_expired=len(expired),

@@ -90,10 +90,10 @@ def test_the_grace_key_is_not_the_signing_keys_key() -> None:
 
 
 def test_a_refreshed_id_token_repeats_the_sign_in_but_no_nonce() -> None:
-    presented = Presented("t", "d", "f", "app", "user", "openid", 1_700_000_000)
+    presented = Presented("d", "f", "app", "user", "openid", 1_700_000_000)
     assert presented.get_nonce() is None
     assert presented.get_auth_time() == 1_700_000_000 and presented.get_amr() == ["pwd"]
-    no_sign_in = Presented("t", "d", "f", "app", "user", "offline_access", None)
+    no_sign_in = Presented("d", "f", "app", "user", "offline_access", None)
     assert no_sign_in.get_amr() is None
 
 
