@@ -139,7 +139,8 @@ class GracePairs:
         """Keep the pair bought with the token of ``old_digest`` for the grace period."""
         if self.seconds <= 0:
             return
-        sealed = self.cipher.encrypt(orjson.dumps(body))
+        pair = {name: value for name, value in body.items() if name != "state"}  # the request's
+        sealed = self.cipher.encrypt(orjson.dumps(pair))
         self.redis.set(self.key(old_digest), sealed, ex=self.seconds)
 
     def recall(self, old_digest: str) -> dict[str, Any] | None:
@@ -244,6 +245,7 @@ def rotate(
         update(RefreshFamily)
         .where(RefreshFamily.id == family_of_token, RefreshFamily.revoked_at.is_(None))
         .values(used_at=now)
+        .execution_options(synchronize_session=False)
         .returning(
             RefreshFamily.id, RefreshFamily.user_id, RefreshFamily.scope, RefreshFamily.auth_time
         )
@@ -268,6 +270,7 @@ def rotate(
             RefreshToken.expires_at > now,
         )
         .values(rotated_at=now)
+        .execution_options(synchronize_session=False)
         .returning(RefreshToken.id)
     ).first()
     if claimed is not None:
@@ -316,6 +319,7 @@ def revoke_families(
             update(RefreshFamily)
             .where(RefreshFamily.revoked_at.is_(None), *conditions)
             .values(revoked_at=now)
+            .execution_options(synchronize_session=False)
             .returning(RefreshFamily.id)
         )
     )

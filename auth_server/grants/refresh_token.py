@@ -66,6 +66,8 @@ class RefreshGrant(grants.RefreshTokenGrant):
         replay: Replay | None = g.pop(REPLAY_KEY, None)
         if replay is not None:
             token = dict(replay.body)
+            if self.request.payload.state:  # this request's own (the reference API echoes it)
+                token["state"] = self.request.payload.state
         else:
             token = self.issue_token(self.request.user, presented)
             self.save_token(token)

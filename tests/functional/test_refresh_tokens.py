@@ -22,6 +22,7 @@ from common.models import Application, RefreshFamily, RefreshToken, Token, User
 from common.settings import AuthSettings
 from common.stores import Stores
 from common.tokens import digest
+from tests.functional.authorize_support import HTTPS_CB, approve, authorize_url
 from tests.functional.cli_support import cli_env, run_cli
 from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
@@ -36,7 +37,7 @@ from tests.functional.oauth_support import (
     post,
 )
 from tests.functional.oidc_support import forget_cached_keys
-from tests.pages import Account, form, sign_in
+from tests.pages import Account, form, query, sign_in, text
 
 
 def refresh_world(sessions: sessionmaker[Session], settings: AuthSettings, **columns: Any) -> World:
@@ -359,3 +360,30 @@ def test_apps_create_and_set_refresh_tokens(
     with sessions() as s:
         assert s.get_one(Application, made["id"]).refresh_tokens is True
         assert s.get_one(Application, plain["id"]).refresh_tokens is False
+
+
+def test_offline_access_granted_on_the_consent_page(
+    auth_server: LiveServer,
+    account: Account,
+    web: requests.Session,
+    sessions: sessionmaker[Session],
+) -> None:
+    with sessions() as s, s.begin():
+        s.execute(update(Application).values(refresh_tokens=True))
+    assert sign_in(web, auth_server.url, account.email).status_code == 302
+    params = {"client_id": account.client_id, "redirect_uri": HTTPS_CB, "response_type": "code"}
+    offline = authorize_url(auth_server.url, **params, scope="offline_access", state="s1")
+    page = web.get(offline, allow_redirects=False)
+    assert "renewing its access until you revoke it" in page.text
+    assert "years" not in text(page.text)  # no 25-year token for this application
+    code = query(approve(web, auth_server.url, offline))["code"]
+    creds = {"client_id": account.client_id, "client_secret": account.client_secret}
+    data = {**creds, "grant_type": "authorization_code", "redirect_uri": HTTPS_CB, "code": code}
+    r = post(auth_server, data)
+    assert r.status_code == 200, r.text
+    assert r.json()["refresh_token"] and r.json()["expires_in"] == 3600
+    # Without offline_access on the consent page, the code buys no refresh token.
+    plain = authorize_url(auth_server.url, **params, state="s2")
+    code = query(approve(web, auth_server.url, plain))["code"]
+    r = post(auth_server, {**data, "code": code})
+    assert r.status_code == 200 and "refresh_token" not in r.json()

@@ -68,6 +68,12 @@ def test_a_pair_is_kept_sealed_and_recalled() -> None:
     assert pairs(redis).recall("d" * 64) is None
 
 
+def test_the_state_of_the_first_request_is_not_kept() -> None:
+    redis = FakeRedis()
+    pairs(redis).remember("d" * 64, {"access_token": "a", "state": "first request's"})
+    assert pairs(redis).recall("d" * 64) == {"access_token": "a"}
+
+
 def test_no_grace_period_keeps_nothing() -> None:
     redis = FakeRedis()
     pairs(redis, seconds=0).remember("d" * 64, {"access_token": "x"})
