@@ -53,12 +53,21 @@ REFRESH_TOKENS: Table = RefreshToken.__table__  # type: ignore[assignment]
 def wants_refresh(app: Application, user: Any, scope: str, grant_type: str) -> bool:
     """Tell whether a token issued by ``grant_type`` comes with a refresh token.
 
-    Only for applications registered for them, acting for a user, with ``offline_access`` (a
-    refresh continues its family whatever narrower scope the access token asks for).
+    Only for applications registered for them, acting for a user, with ``offline_access``. A
+    refresh always continues its family (whatever narrower scope the access token asks for,
+    and also once the application is no longer registered: its families live on until
+    revoked or expired).
     """
-    if not app.refresh_tokens or user is None:
+    if user is None:
         return False
-    return grant_type == GRANT_TYPE or OFFLINE_ACCESS in scope.split()
+    if grant_type == GRANT_TYPE:
+        return True
+    return bool(app.refresh_tokens) and OFFLINE_ACCESS in scope.split()
+
+
+def short_lived(app: Application, user: Any, grant_type: str) -> bool:
+    """Tell whether a user's access token gets the refresh-token lifetime (an hour)."""
+    return user is not None and (bool(app.refresh_tokens) or grant_type == GRANT_TYPE)
 
 
 @dataclass

@@ -29,7 +29,7 @@ from auth_server.context import issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER, error_response, parse_scope, token_ttl
 from auth_server.params import JSON, json_body, request_params
-from auth_server.refresh import GracePairs, issue_beside, wants_refresh
+from auth_server.refresh import GracePairs, issue_beside, short_lived, wants_refresh
 from auth_server.token_params import OAUTH_PARAMS, PASSWORD_GRANTS
 from common.api.constants import BAD_CLIENT
 from common.api.errors import APIError
@@ -211,7 +211,7 @@ class Server(AuthorizationServer):
         settings = services().settings
         xapp = user is None
         ttl = settings.xapp_token_ttl if xapp else token_ttl(settings, scope)
-        if user is not None and client.app.refresh_tokens:
+        if short_lived(client.app, user, grant_type):
             ttl = settings.refresh_access_token_ttl  # short-lived: refresh tokens renew them
         token: dict[str, Any] = {"token_type": BEARER, "expires_in": expires_in or ttl}
         if scope:

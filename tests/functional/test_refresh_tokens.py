@@ -387,3 +387,15 @@ def test_offline_access_granted_on_the_consent_page(
     code = query(approve(web, auth_server.url, plain))["code"]
     r = post(auth_server, {**data, "code": code})
     assert r.status_code == 200 and "refresh_token" not in r.json()
+
+
+def test_a_family_outlives_the_applications_registration(
+    auth_server: LiveServer, world: World, sessions: sessionmaker[Session]
+) -> None:
+    body = first_pair(auth_server, world)
+    with sessions() as s, s.begin():
+        s.execute(update(Application).values(refresh_tokens=False))
+    r = refresh(auth_server, world, body["refresh_token"])
+    assert r.status_code == 200, r.text
+    assert r.json()["expires_in"] == 3600 and r.json()["refresh_token"]  # never a 25-year token
+    assert "refresh_token" not in first_pair(auth_server, world)  # no new family

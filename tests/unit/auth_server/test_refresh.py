@@ -9,7 +9,7 @@ import pytest
 from cryptography.fernet import InvalidToken
 
 from auth_server.keys import vault
-from auth_server.refresh import GracePairs, Presented, grace_cipher, wants_refresh
+from auth_server.refresh import GracePairs, Presented, grace_cipher, short_lived, wants_refresh
 from common.models import Application
 from common.settings import MAX_REFRESH_GRACE, AuthSettings, SettingsError
 
@@ -46,6 +46,7 @@ def pairs(redis: Any, seconds: int = 5, secret: str = SECRET) -> GracePairs:
         (True, object(), "", "refresh_token", True),  # a refresh continues its family
         (True, None, "offline_access", "client_credentials", False),  # no user: no refresh
         (False, object(), "offline_access", "authorization_code", False),  # the reference's way
+        (False, object(), "", "refresh_token", True),  # a family outlives the registration
     ],
 )
 def test_who_gets_a_refresh_token(
@@ -53,6 +54,14 @@ def test_who_gets_a_refresh_token(
 ) -> None:
     app = Application(refresh_tokens=registered)
     assert wants_refresh(app, user, scope, grant) is expected
+
+
+def test_who_gets_an_hour_long_access_token() -> None:
+    registered, reference = Application(refresh_tokens=True), Application(refresh_tokens=False)
+    assert short_lived(registered, object(), "password")
+    assert not short_lived(registered, None, "client_credentials")  # XAPP tokens stay
+    assert not short_lived(reference, object(), "authorization_code")
+    assert short_lived(reference, object(), "refresh_token")
 
 
 def test_a_pair_is_kept_sealed_and_recalled() -> None:
