@@ -249,3 +249,33 @@ def test_a_replayed_code_revokes_the_family_it_started(
     assert family_revoked(sessions)
     assert get_artists(resource_server, rotated["access_token"]) == 401
     assert_oauth_error(refresh(auth_server, world, rotated["refresh_token"]), 400, "invalid_grant")
+
+
+@pytest.mark.parametrize("route", ["rfc7009", "delete"])
+def test_revoking_a_refresh_token_ends_its_family_at_once(
+    auth_server: LiveServer,
+    resource_server: LiveServer,
+    world: World,
+    sessions: sessionmaker[Session],
+    route: str,
+) -> None:
+    pair = first_pair(auth_server, world)
+    rotated = refresh(auth_server, world, pair["refresh_token"]).json()
+    assert get_artists(resource_server, rotated["access_token"]) == 200  # published in Redis
+    if route == "rfc7009":
+        r = requests.post(
+            f"{auth_server.url}/oauth2/revoke",
+            data={**world.creds, "token": rotated["refresh_token"]},
+            timeout=10,
+        )
+    else:
+        r = requests.delete(
+            f"{auth_server.url}/api/tokens/access_token",
+            params={"access_token": rotated["refresh_token"]},
+            timeout=10,
+        )
+    assert r.status_code == 200, r.text
+    assert family_revoked(sessions)
+    for access in (pair["access_token"], rotated["access_token"]):
+        assert get_artists(resource_server, access) == 401
+    assert_oauth_error(refresh(auth_server, world, rotated["refresh_token"]), 400, "invalid_grant")
