@@ -388,10 +388,16 @@ class Holder:
 def holders_of(db: Session, user_id: str, *, limit: int = 100) -> list[Holder]:
     """Return the applications holding a live refresh token for the user, latest used first."""
     now = utcnow()
-    live = select(RefreshToken.family_id).where(
-        RefreshToken.rotated_at.is_(None),
-        RefreshToken.revoked_at.is_(None),
-        RefreshToken.expires_at > now,
+    # A live token of the family (its family_id index finds them).
+    live = (
+        select(RefreshToken.id)
+        .where(
+            RefreshToken.family_id == RefreshFamily.id,
+            RefreshToken.rotated_at.is_(None),
+            RefreshToken.revoked_at.is_(None),
+            RefreshToken.expires_at > now,
+        )
+        .exists()
     )
     last = func.max(RefreshFamily.used_at)
     rows = db.execute(
@@ -400,7 +406,7 @@ def holders_of(db: Session, user_id: str, *, limit: int = 100) -> list[Holder]:
         .where(
             RefreshFamily.user_id == user_id,
             RefreshFamily.revoked_at.is_(None),
-            RefreshFamily.id.in_(live),
+            live,
         )
         .group_by(Application.id, Application.name)
         .order_by(last.desc())
