@@ -165,10 +165,6 @@ class GracePairs:
             return None
         return body if isinstance(body, dict) else None
 
-    def forget(self, old_digest: str) -> None:
-        """Drop a kept pair (its family was revoked)."""
-        self.redis.delete(self.key(old_digest))
-
 
 # -- issuing ---------------------------------------------------------------------------------
 
