@@ -37,7 +37,7 @@ from tests.functional.oauth_support import (
     post,
 )
 from tests.functional.oidc_support import forget_cached_keys
-from tests.pages import Account, form, query, sign_in, text
+from tests.pages import Account, form, post_form, query, sign_in, text
 
 
 def refresh_world(sessions: sessionmaker[Session], settings: AuthSettings, **columns: Any) -> World:
@@ -399,3 +399,22 @@ def test_a_family_outlives_the_applications_registration(
     assert r.status_code == 200, r.text
     assert r.json()["expires_in"] == 3600 and r.json()["refresh_token"]  # never a 25-year token
     assert "refresh_token" not in first_pair(auth_server, world)  # no new family
+
+
+def test_a_password_change_revokes_the_families(
+    auth_server: LiveServer,
+    resource_server: LiveServer,
+    world: World,
+    web: requests.Session,
+    sessions: sessionmaker[Session],
+) -> None:
+    body = first_pair(auth_server, world)
+    assert sign_in(web, auth_server.url, world.email, PASSWORD).status_code == 302
+    new = "an entirely new passphrase 1834"
+    page = "/account/password/change"
+    changed = post_form(
+        web, auth_server.url, page, page, current_password=PASSWORD, new_password=new, confirm=new
+    )
+    assert changed.status_code == 302, changed.text
+    assert get_artists(resource_server, body["access_token"]) == 401
+    assert_oauth_error(refresh(auth_server, world, body["refresh_token"]), 400, "invalid_grant")
