@@ -132,6 +132,8 @@ POLICY: dict[str, Rule] = {
     "device_authorizations": _never("device and user codes (digests), and users' grants"),
     "social_identities": _never("accounts at social providers"),
     "signing_keys": _never("ID-token signing keys; staging makes its own on first use"),
+    "refresh_families": _never("grants of offline access to applications that stay behind"),
+    "refresh_tokens": _never("credentials (digests)"),
     # The search index: rebuilt from the copied catalog, so it indexes nothing that did not cross.
     "search_documents": Rule(Action.REBUILD, "the search index, rebuilt from the copied rows"),
     "search_words": Rule(Action.REBUILD, "the index's vocabulary, rebuilt with it"),

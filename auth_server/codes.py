@@ -20,8 +20,16 @@ from sqlalchemy.orm import Session
 
 from auth_server.audit import audit
 from auth_server.oauth import parse_scope
+from auth_server.refresh import revoke_families
 from common.ids import new_id, utcnow
-from common.models import Application, AuthorizationCode, Token, User
+from common.models import (
+    Application,
+    AuthorizationCode,
+    RefreshFamily,
+    RefreshToken,
+    Token,
+    User,
+)
 from common.tokens import TokenStore, digest, generate_secret
 
 # RFC 7636 4.2: BASE64URL(SHA256(verifier)) is exactly 43 characters.
@@ -174,7 +182,14 @@ def replayed(session: Session, tokens: TokenStore, code_id: str) -> None:
     """Expire every token issued from a used code (committed at once), then refuse."""
     session.rollback()  # nothing of this request's own work survives a replay
     row = session.get_one(AuthorizationCode, code_id)
-    expired = tokens.expire_where(session, Token.code_id == code_id)
+    # The refresh token families the code started go too, with every token issued from them.
+    started = (
+        select(RefreshToken.family_id)
+        .join(Token, Token.id == RefreshToken.access_token_id)
+        .where(Token.code_id == code_id)
+    )
+    expired = revoke_families(session, tokens, RefreshFamily.id.in_(started))
+    expired += tokens.expire_where(session, Token.code_id == code_id)
     session.commit()
     tokens.tombstone(expired)
     audit(

@@ -6,6 +6,7 @@ the answer does not tell whether it exists.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from authlib.oauth2.rfc6749 import TokenMixin
@@ -19,6 +20,7 @@ from auth_server.clients import OAuthClient
 from auth_server.context import issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER
+from auth_server.refresh import revoke_presented
 from common.ids import utcnow
 from common.models import Token
 from common.tokens import digest
@@ -67,8 +69,20 @@ def check_token_param(request: Any) -> None:
         raise InvalidRequestError(description="The token parameter is required.")
 
 
+@dataclass(frozen=True)
+class RefreshHandle:
+    """A refresh token presented for revocation: revoking it revokes its family."""
+
+    value: str
+    application_id: str
+
+
 class Revocation(RevocationEndpoint):
-    """Expire one of the client's own tokens at once, at every process; 200 whatever it was."""
+    """Expire one of the client's own tokens at once, at every process; 200 whatever it was.
+
+    A refresh token revokes its whole family: its refresh tokens and the access tokens issued
+    from it. An access token revokes itself only.
+    """
 
     # RFC 7009 2.1: a public client revokes with its client_id alone.
     CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
@@ -77,19 +91,30 @@ class Revocation(RevocationEndpoint):
         """Require the token parameter."""
         check_token_param(request)
 
-    def authenticate_token(self, request: Any, client: OAuthClient) -> StoredToken | None:
+    def authenticate_token(
+        self, request: Any, client: OAuthClient
+    ) -> StoredToken | RefreshHandle | None:
         """Return the token when it is the client's own; None (silently) otherwise."""
         self.check_params(request, client)
-        token = self.query_token(request.form["token"], None)
+        value = request.form["token"]
+        token = self.query_token(value, None)
+        if token is None and is_clean(value, 512):
+            return RefreshHandle(value, client.app.id)
         return token if token is not None and token.check_client(client) else None
 
     def query_token(self, token_string: str, token_type_hint: str | None) -> StoredToken | None:
         """Find the token by its digest."""
         return find_token(token_string)
 
-    def revoke_token(self, token: StoredToken, request: Any) -> None:
+    def revoke_token(self, token: StoredToken | RefreshHandle, request: Any) -> None:
         """Expire the token in SQL, then tombstone it in Redis."""
         store = services().stores
+        if isinstance(token, RefreshHandle):
+            with store.sessions() as session:
+                revoke_presented(
+                    session, store.tokens, token.value, application_id=token.application_id
+                )
+            return
         with store.sessions() as session, session.begin():
             rows = store.tokens.expire_where(session, Token.id == token.row.id)
         store.tokens.tombstone(rows)

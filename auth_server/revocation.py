@@ -12,8 +12,9 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, update
 from sqlalchemy.orm import Session
 
+from auth_server.refresh import revoke_families
 from common.ids import utcnow
-from common.models import AuthorizationCode, DeviceAuthorization, Token
+from common.models import AuthorizationCode, DeviceAuthorization, RefreshFamily, Token
 from common.models.device import APPROVED, PENDING, REVOKED
 from common.tokens import TokenStore
 
@@ -64,19 +65,23 @@ def revoke_all(
     application_id: str | None = None,
     kind: str | None = None,
 ) -> list[Token]:
-    """Expire the live tokens (of ``kind``, or all) and pending codes of a user and/or an app.
+    """Expire the live tokens (of ``kind``, or all), refresh token families and pending codes
+    of a user and/or an app.
 
     Returns the expired token rows: tombstone them once the transaction has committed.
     """
     end_pending_codes(session, user_id=user_id, application_id=application_id)
+    families = revoke_families(
+        session, tokens, *_owner_conditions(RefreshFamily, user_id, application_id)
+    )
     conditions = _owner_conditions(Token, user_id, application_id)
     if kind is not None:
         conditions.append(Token.kind == kind)
-    return tokens.expire_where(session, *conditions)
+    return families + tokens.expire_where(session, *conditions)
 
 
 def _owner_conditions(
-    model: type[Token] | type[AuthorizationCode] | type[DeviceAuthorization],
+    model: type[Token] | type[AuthorizationCode] | type[DeviceAuthorization] | type[RefreshFamily],
     user_id: str | None,
     application_id: str | None,
 ) -> list[Any]:

@@ -29,6 +29,7 @@ from auth_server.context import issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER, error_response, parse_scope, token_ttl
 from auth_server.params import JSON, json_body, request_params
+from auth_server.refresh import GracePairs, issue_beside, short_lived, wants_refresh
 from auth_server.token_params import OAUTH_PARAMS, PASSWORD_GRANTS
 from common.api.constants import BAD_CLIENT
 from common.api.errors import APIError
@@ -41,6 +42,8 @@ EXTENSION_KEY = "artcat.oauth_server"
 _TRANSPORT_CHECKED_ELSEWHERE = "https://transport.invalid/"
 # Parameters named in error descriptions; any other name is user-controlled text.
 KNOWN_PARAMS = OAUTH_PARAMS
+# The mark of a token description that comes with a refresh token (dropped by save_token).
+WITH_REFRESH = "with_refresh_token"
 
 
 def _refuse_json_non_strings() -> None:
@@ -126,6 +129,17 @@ def request_db(oauth_request: OAuth2Request) -> Session:
     return db
 
 
+def grace_pairs() -> GracePairs:
+    """Return the store of the pairs kept for the refresh grace period."""
+    svc = services()
+    return GracePairs(
+        svc.stores.redis,
+        prefix=svc.settings.redis_prefix,
+        secret_key=svc.settings.secret_key,
+        seconds=svc.settings.refresh_grace_period,
+    )
+
+
 def _close_request_db(_exc: BaseException | None) -> None:
     db: Session | None = g.pop("oauth_db", None)
     if db is not None:
@@ -192,14 +206,18 @@ class Server(AuthorizationServer):
         expires_in: int | None = None,
         include_refresh_token: bool = True,
     ) -> dict[str, Any]:
-        """Describe the token to issue; ``save_token`` issues it (no refresh tokens here)."""
+        """Describe the token to issue (with a refresh token or not); ``save_token`` issues it."""
         scope = client.get_allowed_scope(scope)
         settings = services().settings
         xapp = user is None
         ttl = settings.xapp_token_ttl if xapp else token_ttl(settings, scope)
+        if short_lived(client.app, user, grant_type):
+            ttl = settings.refresh_access_token_ttl  # short-lived: refresh tokens renew them
         token: dict[str, Any] = {"token_type": BEARER, "expires_in": expires_in or ttl}
         if scope:
             token["scope"] = scope
+        if include_refresh_token and wants_refresh(client.app, user, scope, grant_type):
+            token[WITH_REFRESH] = True
         return token
 
     def save_token(self, token: dict[str, Any], oauth_request: OAuth2Request) -> None:
@@ -226,19 +244,12 @@ class Server(AuthorizationServer):
         if oauth_request.credential is not None:
             # A device grant (RFC 8628) remembers its token: revoking the grant expires it.
             oauth_request.credential.issued(db, issued.row.id)
+        refresh_token = None
+        if token.get(WITH_REFRESH):
+            ttl = svc.settings.refresh_token_ttl
+            refresh_token = issue_beside(db, oauth_request, issued.row, ttl=ttl)
         svc.stores.tokens.publish(issued.row)
-        db.commit()
         row = issued.row
-        audit(
-            "token.issued",
-            grant=oauth_request.payload.grant_type,
-            token_id=row.id,
-            application_id=row.application_id,
-            user_id=row.user_id,
-            scope=row.scope,
-            expires_at=format_ts(row.expires_at),
-            ip=request.remote_addr,
-        )
         body: dict[str, Any] = {"access_token": issued.value, "token_type": BEARER}
         if client.app.standard_token_response:
             body["expires_in"] = token["expires_in"]
@@ -248,6 +259,24 @@ class Server(AuthorizationServer):
             body["scope"] = row.scope
         if oauth_request.payload.state:
             body["state"] = oauth_request.payload.state
+        if refresh_token is not None:
+            body["refresh_token"] = refresh_token
+            if oauth_request.refresh_token is not None:
+                # Before the commit: a concurrent refresh that finds the token rotated finds
+                # the pair it bought too (within the grace period).
+                grace_pairs().remember(oauth_request.refresh_token.digest, body)
+        db.commit()
+        audit(
+            "token.issued",
+            grant=oauth_request.payload.grant_type,
+            token_id=row.id,
+            application_id=row.application_id,
+            user_id=row.user_id,
+            scope=row.scope,
+            expires_at=format_ts(row.expires_at),
+            refresh=refresh_token is not None,
+            ip=request.remote_addr,
+        )
         token.clear()
         token.update(body)
 

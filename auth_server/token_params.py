@@ -33,6 +33,7 @@ GRANT_TYPES = (
     "oauth_token",
     "password",
     "urn:ietf:params:oauth:grant-type:device_code",  # RFC 8628
+    "refresh_token",
 )
 # The grants that carry a user's password: never by GET (their every parameter would be in a URL).
 PASSWORD_GRANTS = ("credentials", "password")
@@ -55,6 +56,7 @@ TOKEN_PARAMS: dict[str, Kind] = {
     "oauth_provider": OAUTH_PROVIDERS,
     "oauth_token": TEXT,
     "oauth_token_secret": TEXT,
+    "refresh_token": CREDENTIAL,
     "scope": TEXT,
     "state": TEXT,
 }

@@ -24,6 +24,8 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 log = logging.getLogger("artcat.settings")
 
 DAY = 86_400
+# The longest grace period of a used refresh token (RFC 9700 4.14.2 wants reuse detected).
+MAX_REFRESH_GRACE = 10
 ENVIRONMENTS = ("development", "staging", "production")
 STAGING = "staging"
 PRODUCTION = "production"
@@ -252,12 +254,23 @@ class AuthSettings(Settings):
     # Device authorization requests per client IP (each stores a pending grant; a public
     # client's id is no secret, so anyone could ask).
     device_authorizations_per_ip: str = "30/minute"
+    # Refresh tokens (applications registered for them, with the offline_access scope): how
+    # long a refresh token lives unused, how long the access tokens issued beside it live, and
+    # the seconds (0 to 10) during which a refresh token already used buys the same new pair
+    # again (concurrent refreshes by one client) instead of ending its family.
+    refresh_token_ttl: int = 30 * DAY
+    refresh_access_token_ttl: int = 3600
+    refresh_grace_period: int = 5
 
     def __post_init__(self) -> None:
         super().__post_init__()
         choose(self, "url_credentials", URL_CREDENTIALS)
         if self.signing_key_rotation < DAY:
             raise SettingsError("SIGNING_KEY_ROTATION must be at least 86400 seconds (a day)")
+        if not 0 <= self.refresh_grace_period <= MAX_REFRESH_GRACE:
+            raise SettingsError(f"REFRESH_GRACE_PERIOD must be 0 to {MAX_REFRESH_GRACE} seconds")
+        if self.refresh_token_ttl < 60 or self.refresh_access_token_ttl < 60:
+            raise SettingsError("REFRESH_TOKEN_TTL and REFRESH_ACCESS_TOKEN_TTL are 60 s at least")
         check_rates(
             self,
             "login_attempts_per_account",

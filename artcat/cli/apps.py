@@ -38,6 +38,17 @@ def id_token_alg_option(default: str | None) -> Callable[[F], F]:
     )
 
 
+def refresh_tokens_option(default: bool | None) -> Callable[[F], F]:
+    """The ``--refresh-tokens`` option of ``apps create`` (off) and ``apps set`` (unchanged)."""
+    return click.option(
+        "--refresh-tokens/--no-refresh-tokens",
+        "refresh_tokens",
+        default=default,
+        help="With offline_access: a refresh token (rotated on each use) beside one-hour access "
+        "tokens, instead of the reference API's 25-year access token.",
+    )
+
+
 @click.group()
 def apps() -> None:
     """Manage client applications."""
@@ -77,6 +88,7 @@ def apps() -> None:
     help="A public client (native or browser app): no secret, PKCE required.",
 )
 @id_token_alg_option(default=ES256)
+@refresh_tokens_option(default=False)
 @click.option("--json", "as_json", is_flag=True)
 def apps_create(
     name: str,
@@ -87,6 +99,7 @@ def apps_create(
     first_party: bool,
     public: bool,
     id_token_alg: str,
+    refresh_tokens: bool,
     as_json: bool,
 ) -> None:
     """Create an application; its secret (none for a public client) is printed once only."""
@@ -114,6 +127,7 @@ def apps_create(
         app.public_client = public
         # The default is stored as no choice, so that it follows the server's.
         app.id_token_signed_response_alg = None if id_token_alg == ES256 else id_token_alg
+        app.refresh_tokens = refresh_tokens
         data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
         if not public:
             data["client_secret"] = new.client_secret
@@ -123,6 +137,8 @@ def apps_create(
             redirect_uris=uris,
             standard_token_response=standard_token_response,
         )
+        if refresh_tokens:
+            data["refresh_tokens"] = True
     emit(as_json, data)
     if no_browser_flow and not as_json:
         click.echo(
@@ -173,18 +189,22 @@ def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool
     help="RFC 6749 token responses (integer expires_in) or the reference API's (a timestamp).",
 )
 @id_token_alg_option(default=None)
+@refresh_tokens_option(default=None)
 def apps_set(
     client_id: str,
     first_party: bool | None,
     redirect_uris: tuple[str, ...],
     standard: bool | None,
     id_token_alg: str | None,
+    refresh_tokens: bool | None,
 ) -> None:
     """Change how the service treats an application (first-party, redirect URIs, tokens)."""
-    if first_party is None and not redirect_uris and standard is None and id_token_alg is None:
+    changes = (first_party, standard, id_token_alg, refresh_tokens)
+    if not redirect_uris and all(change is None for change in changes):
         raise click.UsageError(
             "say what to change: --first-party, --third-party, --redirect-uri, "
-            "--standard-token-response, --reference-token-response or --id-token-alg"
+            "--standard-token-response, --reference-token-response, --id-token-alg, "
+            "--refresh-tokens or --no-refresh-tokens"
         )
     uris = _registered_uris(redirect_uris, browser_flow=True, public=False) if redirect_uris else []
     with make_sessionmaker(make_engine(instance_settings()))() as session, session.begin():
@@ -200,6 +220,9 @@ def apps_set(
         if id_token_alg is not None:
             # The default is stored as no choice, so that it follows the server's.
             app.id_token_signed_response_alg = None if id_token_alg == ES256 else id_token_alg
+        if refresh_tokens is not None:
+            # Turned off, the families already granted keep working until revoked or expired.
+            app.refresh_tokens = refresh_tokens
     if first_party is not None:
         click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
     if uris:
@@ -209,6 +232,9 @@ def apps_set(
         click.echo(f"application {client_id} token responses: {shape}")
     if id_token_alg is not None:
         click.echo(f"application {client_id} ID tokens: {id_token_alg}")
+    if refresh_tokens is not None:
+        state = "on" if refresh_tokens else "off"
+        click.echo(f"application {client_id} refresh tokens: {state}")
 
 
 @apps.command("rotate-secret")

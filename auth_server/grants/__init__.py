@@ -9,6 +9,7 @@ from auth_server.grants.client_credentials import XappGrant
 from auth_server.grants.credentials import CredentialsGrant, PasswordGrant
 from auth_server.grants.device_code import DeviceGrant, DeviceOpenID
 from auth_server.grants.oauth_token import SocialGrant
+from auth_server.grants.refresh_token import OpenIDRefresh, RefreshGrant
 from auth_server.oidc import ArtcatOpenIDCode
 from auth_server.token_params import GRANT_TYPES
 
@@ -25,6 +26,8 @@ def registered() -> list[tuple[type[Any], list[Any] | None]]:
         (XappGrant, None),
         # RFC 8628: a device polls for its user's approval (an ID token too with openid).
         (DeviceGrant, [DeviceOpenID()]),
+        # Rotating refresh tokens; an openid family gets a new ID token.
+        (RefreshGrant, [OpenIDRefresh()]),
     ]
 
 

@@ -16,6 +16,7 @@ from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ApplicationForm, ButtonForm
 from auth_server.ownership import mail_confirms
+from auth_server.refresh import holders_of, revoke_families
 from auth_server.revocation import end_device_grants
 from auth_server.throttles import creation_throttle
 from auth_server.views.described import Described, pages
@@ -28,7 +29,7 @@ from auth_server.web import (
     static_file,
 )
 from common.ids import is_id, utcnow
-from common.models import Application, AuthorizationCode, Token, User
+from common.models import Application, AuthorizationCode, RefreshFamily, Token, User
 
 LIST_LIMIT = 100
 
@@ -78,7 +79,13 @@ def account_home() -> Response:
         user = current_user(db)
         if user is None:
             return sign_in_redirect()
-        return page("account.html", user=user, mail=mail_confirms())
+        return page(
+            "account.html",
+            user=user,
+            mail=mail_confirms(),
+            refresh_holders=holders_of(db, user.id, limit=LIST_LIMIT),
+            button=ButtonForm(),
+        )
 
 
 def authorizations() -> Response:
@@ -92,7 +99,8 @@ def authorizations() -> Response:
 
 
 def revoke_authorization(application_id: str) -> Response:
-    """Expire every token the application holds for the user (and its pending codes)."""
+    """Expire every token the application holds for the user (its refresh token families, and
+    its pending codes)."""
     svc = services()
     with svc.stores.sessions() as db:
         user = current_user(db)
@@ -101,7 +109,13 @@ def revoke_authorization(application_id: str) -> Response:
         app = db.get(Application, application_id) if is_id(application_id) else None
         if app is None:
             return error_page(404, "Not found", "There is no such application.")
-        rows = svc.stores.tokens.expire_where(
+        rows = revoke_families(
+            db,
+            svc.stores.tokens,
+            RefreshFamily.user_id == user.id,
+            RefreshFamily.application_id == app.id,
+        )
+        rows += svc.stores.tokens.expire_where(
             db, Token.user_id == user.id, Token.application_id == app.id
         )
         # A code approved but not yet redeemed would bring the access straight back.

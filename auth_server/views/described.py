@@ -144,11 +144,16 @@ AUTH_SCHEMAS: dict[str, Schema] = {
         }
     ),
     "ExpiredToken": obj(
-        {"id": ID, "type": {"const": "access_token"}, "token": STR, "expired_at": TS}
+        {
+            "id": ID,
+            "type": {"enum": ["access_token", "refresh_token"]},
+            "token": STR,
+            "expired_at": TS,
+        }
     ),
     "AccessToken": obj(
         {"access_token": STR, "expires_in": {"anyOf": [TS, INT]}},
-        {"token_type": STR, "scope": STR, "state": STR, "id_token": STR},
+        {"token_type": STR, "scope": STR, "state": STR, "id_token": STR, "refresh_token": STR},
     ),
     "OAuthError": obj({"error": STR}, {"error_description": STR, "state": STR}),
     "Introspection": obj(

@@ -11,12 +11,13 @@ from auth_server.context import services
 from auth_server.inputs import is_clean
 from auth_server.oauth import no_store
 from auth_server.params import request_params
+from auth_server.refresh import revoke_presented
 from auth_server.throttles import xapp_throttle
 from auth_server.token_params import CLIENT_PARAMS
 from auth_server.views.described import URL_NOTE, Described, in_query, properties
 from common.api.constants import BAD_CLIENT, INVALID_TOKEN
 from common.api.errors import AuthError, ParamError, TooManyRequests
-from common.ids import format_ts
+from common.ids import format_ts, utcnow
 from common.openapi.parts import URL_TEXT, WRITE_ERRORS, body, json_response, op, ref
 
 
@@ -70,14 +71,19 @@ def _too_many(wait: int) -> TooManyRequests:
 
 
 def expire_access_token() -> Response:
-    """Expire a token at once (sign out); every resource server refuses it on its next request."""
+    """Expire a token at once (sign out); every resource server refuses it on its next request.
+
+    A refresh token ends its whole family: its refresh tokens and the access tokens issued
+    from it.
+    """
     params = request_params(request)
     token = request_token(request, params)
     if not token:
         raise ParamError.missing("access_token")
-    row = services().stores.tokens.expire(token)
+    stores = services().stores
+    row = stores.tokens.expire(token)
     if row is None:
-        raise AuthError(INVALID_TOKEN)
+        return expire_refresh_token(token)
     audit(
         "token.expired",
         token_id=row.id,
@@ -90,6 +96,22 @@ def expire_access_token() -> Response:
         "type": "access_token",
         "token": token,
         "expired_at": format_ts(row.expired_at),
+    }
+    return no_store(jsonify(body))
+
+
+def expire_refresh_token(token: str) -> Response:
+    """Revoke the family of a refresh token presented to the expiry route."""
+    stores = services().stores
+    with stores.sessions() as session:
+        found = revoke_presented(session, stores.tokens, token) if is_clean(token, 512) else None
+    if found is None:
+        raise AuthError(INVALID_TOKEN)
+    body = {
+        "id": found[0],
+        "type": "refresh_token",
+        "token": token,
+        "expired_at": format_ts(utcnow()),
     }
     return no_store(jsonify(body))
 
@@ -112,7 +134,7 @@ bp.declare(
     expire_access_token,
     delete=op(
         "expire_access_token",
-        "Expire an access token",
+        "Expire an access token (or a refresh token and its family)",
         {"200": json_response(ref("ExpiredToken"), "Expired"), **WRITE_ERRORS},
         parameters=[{"name": "access_token", "in": "query", "schema": URL_TEXT}],
     ),

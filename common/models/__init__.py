@@ -29,6 +29,7 @@ from common.models.catalog import (
 )
 from common.models.device import DeviceAuthorization
 from common.models.events import Bidder, Fair, Sale, SaleArtwork, Show, ShowArtwork
+from common.models.refresh import RefreshFamily, RefreshToken
 
 __all__ = [
     "ARTIST_DESCRIPTION",
@@ -52,6 +53,8 @@ __all__ = [
     "Partner",
     "PartnerUser",
     "Profile",
+    "RefreshFamily",
+    "RefreshToken",
     "Sale",
     "SaleArtwork",
     "Show",

@@ -89,6 +89,9 @@ class Application(Timestamps, Base):
     public_client: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # OpenID Connect: how its ID tokens are signed (None: the server's default, ES256).
     id_token_signed_response_alg: Mapped[str | None] = mapped_column(String(10))
+    # Refresh tokens (with the offline_access scope) beside one-hour access tokens, instead of
+    # the reference API's long-lived access tokens (auth_server.refresh).
+    refresh_tokens: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Token(Base):

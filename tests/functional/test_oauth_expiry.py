@@ -197,6 +197,7 @@ def test_authorization_server_metadata(oauth_server: LiveServer) -> None:
         "oauth_token",
         "password",
         "urn:ietf:params:oauth:grant-type:device_code",
+        "refresh_token",
     ]
     assert doc["token_endpoint_auth_methods_supported"] == [
         "client_secret_basic",

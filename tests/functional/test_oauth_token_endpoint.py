@@ -168,8 +168,10 @@ def test_disabled_application_is_an_invalid_client(
 def test_grant_type_errors(oauth_server: LiveServer, app_and_user: World) -> None:
     missing = post(oauth_server, {**app_and_user.creds, "state": "st"})
     assert assert_oauth_error(missing, 400, "invalid_request")["state"] == "st"
-    unknown = post(oauth_server, {**app_and_user.creds, "grant_type": "refresh_token"})
+    unknown = post(oauth_server, {**app_and_user.creds, "grant_type": "implicit"})
     assert_oauth_error(unknown, 400, "unsupported_grant_type")
+    bare = post(oauth_server, {**app_and_user.creds, "grant_type": "refresh_token"})
+    assert_oauth_error(bare, 400, "invalid_request")
 
 
 def test_unauthorized_client_when_the_application_is_restricted(

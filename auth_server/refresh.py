@@ -1,0 +1,438 @@
+"""Refresh tokens: issued in families, rotated on every use, a reuse ending the family.
+
+An application registered for refresh tokens (``Application.refresh_tokens``) that is granted the
+``offline_access`` scope gets a refresh token beside a short-lived access token. Only the
+SHA-256 digest of a refresh token is stored, with its family (the grant: user, application,
+scope, sign-in time) and the access token issued beside it.
+
+Each refresh rotates: the token presented is marked rotated by one conditional UPDATE (``WHERE
+rotated_at IS NULL``), and a new refresh token and access token are issued in the same
+transaction. Of concurrent refreshes with one token exactly one rotates it. The others, and any
+later use of a rotated token, are a reuse (RFC 9700 4.14.2): the whole family is revoked, its
+refresh tokens and every access token issued from it, at once at every resource server
+(tombstones). One exception: within the grace period (``REFRESH_GRACE_PERIOD`` seconds, at most
+10) the same client presenting the same token again gets the same new pair back, which the
+rotation kept in Redis for that long only, encrypted under a key derived from SECRET_KEY. That
+is the race of a client that refreshed twice at once (two tabs, a retry after a timeout).
+
+Every rotation and every revocation updates the family row first, so on PostgreSQL the two are
+serialised by its row lock (and on SQLite by the database's write lock): a family revoked while
+a rotation was in flight loses the rotation's tokens too.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+from authlib.oauth2.rfc6749 import TokenMixin
+from authlib.oauth2.rfc6749.errors import InvalidGrantError
+from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from redis import Redis
+from sqlalchemy import ColumnElement, Table, func, select, update
+from sqlalchemy.orm import Session
+
+from auth_server.audit import audit
+from common.api.constants import OFFLINE_ACCESS
+from common.ids import new_id, utcnow
+from common.models import Application, RefreshFamily, RefreshToken, Token
+from common.tokens import TokenStore, digest, generate_secret
+
+INVALID_REFRESH = "The refresh token is invalid, expired, revoked or was issued to another client."
+GRANT_TYPE = "refresh_token"
+_GRACE_INFO = b"artcat refresh token grace pairs"
+FAMILIES: Table = RefreshFamily.__table__  # type: ignore[assignment]
+REFRESH_TOKENS: Table = RefreshToken.__table__  # type: ignore[assignment]
+
+
+def wants_refresh(app: Application, user: Any, scope: str, grant_type: str) -> bool:
+    """Tell whether a token issued by ``grant_type`` comes with a refresh token.
+
+    Only for applications registered for them, acting for a user, with ``offline_access``. A
+    refresh always continues its family (whatever narrower scope the access token asks for,
+    and also once the application is no longer registered: its families live on until
+    revoked or expired).
+    """
+    if user is None:
+        return False
+    if grant_type == GRANT_TYPE:
+        return True
+    return bool(app.refresh_tokens) and OFFLINE_ACCESS in scope.split()
+
+
+def short_lived(app: Application, user: Any, grant_type: str) -> bool:
+    """Tell whether a user's access token gets the refresh-token lifetime (an hour)."""
+    return user is not None and (bool(app.refresh_tokens) or grant_type == GRANT_TYPE)
+
+
+@dataclass
+class Presented(TokenMixin):
+    """A refresh token this request rotated: its family, as the grant and the ID token read it."""
+
+    digest: str
+    family_id: str
+    application_id: str
+    user_id: str
+    scope: str
+    auth_time: int | None  # Unix seconds
+
+    def check_client(self, client: Any) -> bool:
+        """Tell whether the token was issued to ``client``."""
+        return bool(self.application_id == client.app.id)
+
+    def get_scope(self) -> str:
+        """Return the family's scope."""
+        return self.scope
+
+    def get_expires_in(self) -> int:
+        """Not asked of a refresh token."""
+        return 0
+
+    def is_expired(self) -> bool:
+        """It was live when rotated."""
+        return False
+
+    def is_revoked(self) -> bool:
+        """It was live when rotated."""
+        return False
+
+    # OpenID Connect: what a refreshed ID token repeats (OIDC Core 12.2: no nonce).
+    def get_nonce(self) -> None:
+        """A refreshed ID token carries no nonce."""
+
+    def get_auth_time(self) -> int | None:
+        """Return when the user signed in (the original authentication)."""
+        return self.auth_time
+
+    def get_acr(self) -> None:
+        """No authentication context classes are defined here."""
+
+    def get_amr(self) -> list[str] | None:
+        """Browser sessions start with a password only."""
+        return ["pwd"] if self.auth_time is not None else None
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A refresh within the grace period: the pair the first one got, to answer again."""
+
+    body: dict[str, Any]
+    presented: Presented
+
+
+def grace_cipher(secret_key: str) -> Fernet:
+    """Return the cipher of the pairs kept for the grace period, derived from SECRET_KEY."""
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_GRACE_INFO)
+    return Fernet(base64.urlsafe_b64encode(hkdf.derive(secret_key.encode())))
+
+
+class GracePairs:
+    """The pairs just issued by rotations, encrypted in Redis for the grace period only."""
+
+    def __init__(self, redis: Redis, *, prefix: str, secret_key: str, seconds: int) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.cipher = grace_cipher(secret_key)
+        self.seconds = seconds
+
+    def key(self, old_digest: str) -> str:
+        """Return the Redis key of the pair bought with the token of ``old_digest``."""
+        return f"{self.prefix}:rt-grace:{old_digest}"
+
+    def remember(self, old_digest: str, body: dict[str, Any]) -> None:
+        """Keep the pair bought with the token of ``old_digest`` for the grace period."""
+        if self.seconds <= 0:
+            return
+        pair = {name: value for name, value in body.items() if name != "state"}  # the request's
+        sealed = self.cipher.encrypt(orjson.dumps(pair))
+        self.redis.set(self.key(old_digest), sealed, ex=self.seconds)
+
+    def recall(self, old_digest: str) -> dict[str, Any] | None:
+        """Return the pair bought with the token of ``old_digest``, while the grace lasts."""
+        if self.seconds <= 0:
+            return None
+        raw: bytes | None = self.redis.get(self.key(old_digest))  # type: ignore[assignment]
+        if raw is None:
+            return None
+        try:
+            body = orjson.loads(self.cipher.decrypt(raw, ttl=self.seconds))
+        except (InvalidToken, orjson.JSONDecodeError):
+            return None
+        return body if isinstance(body, dict) else None
+
+
+# -- issuing ---------------------------------------------------------------------------------
+
+
+def start_family(
+    db: Session,
+    *,
+    application_id: str,
+    user_id: str,
+    scope: str,
+    auth_time: int | None,
+) -> str:
+    """Insert a new family in the caller's transaction and return its id."""
+    now = utcnow()
+    family_id = new_id()
+    db.execute(
+        FAMILIES.insert(),
+        {
+            "id": family_id,
+            "application_id": application_id,
+            "user_id": user_id,
+            "scope": scope,
+            "auth_time": datetime.fromtimestamp(auth_time, UTC) if auth_time else None,
+            "created_at": now,
+            "used_at": now,
+            "revoked_at": None,
+        },
+    )
+    return family_id
+
+
+def issue_refresh(
+    db: Session, *, family_id: str, application_id: str, access_token_id: str | None, ttl: int
+) -> str:
+    """Insert a refresh token of the family in the caller's transaction; return its value."""
+    value = generate_secret()
+    now = utcnow()
+    db.execute(
+        REFRESH_TOKENS.insert(),
+        {
+            "id": new_id(),
+            "digest": digest(value),
+            "family_id": family_id,
+            "application_id": application_id,
+            "access_token_id": access_token_id,
+            "created_at": now,
+            "expires_at": now + timedelta(seconds=ttl),
+            "rotated_at": None,
+            "revoked_at": None,
+        },
+    )
+    return value
+
+
+# -- rotating --------------------------------------------------------------------------------
+
+
+def rotate(
+    db: Session,
+    tokens: TokenStore,
+    pairs: GracePairs,
+    *,
+    value: str,
+    application_id: str,
+) -> Presented | Replay:
+    """Rotate the refresh token ``value`` of ``application_id`` in the caller's transaction.
+
+    Returns the token's family (the caller issues the new pair and commits), or the pair a
+    concurrent rotation just issued (within the grace period). Raises InvalidGrantError for any
+    other token; a reuse past the grace period first revokes the family (committed here).
+    """
+    token_digest = digest(value)
+    now = utcnow()
+    # The family's row first (the lock every revocation takes first too), in one statement
+    # with finding the token: a revoked family, an unknown token and another client's token
+    # (neither acknowledged nor revoked by a client not its own) all stop here.
+    family_of_token = (
+        select(RefreshToken.family_id)
+        .where(RefreshToken.digest == token_digest, RefreshToken.application_id == application_id)
+        .scalar_subquery()
+    )
+    family = db.execute(
+        update(RefreshFamily)
+        .where(RefreshFamily.id == family_of_token, RefreshFamily.revoked_at.is_(None))
+        .values(used_at=now)
+        .execution_options(synchronize_session=False)
+        .returning(
+            RefreshFamily.id, RefreshFamily.user_id, RefreshFamily.scope, RefreshFamily.auth_time
+        )
+    ).first()
+    if family is None:
+        db.rollback()
+        raise InvalidGrantError(description=INVALID_REFRESH)
+    presented = Presented(
+        token_digest,
+        family.id,
+        application_id,
+        family.user_id,
+        family.scope,
+        int(family.auth_time.timestamp()) if family.auth_time is not None else None,
+    )
+    claimed = db.execute(
+        update(RefreshToken)
+        .where(
+            RefreshToken.digest == token_digest,
+            RefreshToken.rotated_at.is_(None),
+            RefreshToken.revoked_at.is_(None),
+            RefreshToken.expires_at > now,
+        )
+        .values(rotated_at=now)
+        .execution_options(synchronize_session=False)
+        .returning(RefreshToken.id)
+    ).first()
+    if claimed is not None:
+        return presented
+    rotated_at = db.scalar(
+        select(RefreshToken.rotated_at).where(RefreshToken.digest == token_digest)
+    )
+    if rotated_at is None:  # expired (or revoked) while live: no reuse, just refused
+        db.rollback()
+        raise InvalidGrantError(description=INVALID_REFRESH)
+    if now - rotated_at <= timedelta(seconds=pairs.seconds):
+        body = pairs.recall(token_digest)
+        if body is not None:
+            db.rollback()
+            audit(
+                "refresh.replayed_in_grace",
+                family_id=family.id,
+                application_id=application_id,
+                user_id=family.user_id,
+            )
+            return Replay(body, presented)
+    expired = revoke_families(db, tokens, RefreshFamily.id == family.id)
+    db.commit()
+    tokens.tombstone(expired)
+    audit(
+        "refresh.reused",
+        family_id=family.id,
+        application_id=application_id,
+        user_id=family.user_id,
+        tokens_expired=len(expired),
+    )
+    raise InvalidGrantError(description=INVALID_REFRESH)
+
+
+# -- revoking --------------------------------------------------------------------------------
+
+
+def revoke_families(
+    db: Session, tokens: TokenStore, *conditions: ColumnElement[bool]
+) -> list[Token]:
+    """Revoke every live family matching ``conditions``: its refresh tokens and every access
+    token issued from it. Returns the expired access tokens: tombstone them after the commit."""
+    now = utcnow()
+    family_ids = list(
+        db.scalars(
+            update(RefreshFamily)
+            .where(RefreshFamily.revoked_at.is_(None), *conditions)
+            .values(revoked_at=now)
+            .execution_options(synchronize_session=False)
+            .returning(RefreshFamily.id)
+        )
+    )
+    if not family_ids:
+        return []
+    db.execute(
+        update(RefreshToken)
+        .where(RefreshToken.family_id.in_(family_ids), RefreshToken.revoked_at.is_(None))
+        .values(revoked_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    issued = select(RefreshToken.access_token_id).where(RefreshToken.family_id.in_(family_ids))
+    return tokens.expire_where(db, Token.id.in_(issued))
+
+
+def family_of(db: Session, value: str) -> tuple[str, str, str] | None:
+    """Return (family id, application id, user id) of a refresh token's live family, or None."""
+    found = db.execute(
+        select(RefreshFamily.id, RefreshFamily.application_id, RefreshFamily.user_id)
+        .join(RefreshToken, RefreshToken.family_id == RefreshFamily.id)
+        .where(RefreshToken.digest == digest(value), RefreshFamily.revoked_at.is_(None))
+    ).first()
+    return (found.id, found.application_id, found.user_id) if found is not None else None
+
+
+def revoke_presented(
+    db: Session, tokens: TokenStore, value: str, *, application_id: str | None = None
+) -> tuple[str, str, str] | None:
+    """Revoke the family of the refresh token ``value`` (of ``application_id``, when named),
+    and commit; return (family id, application id, user id), or None when there is none."""
+    found = family_of(db, value)
+    if found is None or (application_id is not None and found[1] != application_id):
+        return None
+    expired = revoke_families(db, tokens, RefreshFamily.id == found[0])
+    db.commit()
+    tokens.tombstone(expired)
+    audit(
+        "refresh.revoked",
+        family_id=found[0],
+        application_id=found[1],
+        user_id=found[2],
+        tokens_expired=len(expired),
+    )
+    return found
+
+
+@dataclass(frozen=True)
+class Holder:
+    """An application holding a live refresh token for a user."""
+
+    application_id: str
+    name: str
+    families: int
+    last_used: datetime
+
+
+def holders_of(db: Session, user_id: str, *, limit: int = 100) -> list[Holder]:
+    """Return the applications holding a live refresh token for the user, latest used first."""
+    now = utcnow()
+    # A live token of the family (its family_id index finds them).
+    live = (
+        select(RefreshToken.id)
+        .where(
+            RefreshToken.family_id == RefreshFamily.id,
+            RefreshToken.rotated_at.is_(None),
+            RefreshToken.revoked_at.is_(None),
+            RefreshToken.expires_at > now,
+        )
+        .exists()
+    )
+    last = func.max(RefreshFamily.used_at)
+    rows = db.execute(
+        select(Application.id, Application.name, func.count(RefreshFamily.id), last)
+        .join(RefreshFamily, RefreshFamily.application_id == Application.id)
+        .where(
+            RefreshFamily.user_id == user_id,
+            RefreshFamily.revoked_at.is_(None),
+            live,
+        )
+        .group_by(Application.id, Application.name)
+        .order_by(last.desc())
+        .limit(limit)
+    ).all()
+    return [Holder(app_id, name, count, used) for app_id, name, count, used in rows]
+
+
+def issue_beside(db: Session, oauth_request: Any, access: Token, *, ttl: int) -> str:
+    """Issue the refresh token that goes with the access token ``access`` (caller's transaction).
+
+    A refresh continues the family of the token it rotated; any other grant starts a family
+    with the scope granted and, for the code flow, when the user signed in.
+    """
+    presented: Presented | None = oauth_request.refresh_token
+    if presented is not None:
+        family_id = presented.family_id
+    else:
+        code = oauth_request.authorization_code
+        family_id = start_family(
+            db,
+            application_id=access.application_id,
+            user_id=access.user_id or "",
+            scope=access.scope,
+            auth_time=code.get_auth_time() if code is not None else None,
+        )
+    return issue_refresh(
+        db,
+        family_id=family_id,
+        application_id=access.application_id,
+        access_token_id=access.id,
+        ttl=ttl,
+    )
