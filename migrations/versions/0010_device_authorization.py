@@ -1,7 +1,7 @@
 """device authorizations (RFC 8628)
 
 Revision ID: 0010
-Revises: 0008
+Revises: 0009
 Create Date: 2026-11-26
 
 A new table only (additive): the device codes and user codes of the device flow, as digests.
@@ -16,7 +16,7 @@ import common.models.base
 
 
 revision: str = "0010"
-down_revision: str | None = "0008"
+down_revision: str | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
