@@ -131,6 +131,8 @@ POLICY: dict[str, Rule] = {
     "authorization_codes": _never("credentials"),
     "social_identities": _never("accounts at social providers"),
     "signing_keys": _never("ID-token signing keys; staging makes its own on first use"),
+    "initial_access_tokens": _never("credentials (digests): staging's operator issues its own"),
+    "client_registrations": _never("registration access tokens (digests) of clients"),
     # The search index: rebuilt from the copied catalog, so it indexes nothing that did not cross.
     "search_documents": Rule(Action.REBUILD, "the search index, rebuilt from the copied rows"),
     "search_words": Rule(Action.REBUILD, "the index's vocabulary, rebuilt with it"),

@@ -10,15 +10,19 @@ from auth_server import endpoints, errors, grants, oauth, server
 from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.context import AuthServices, services
+from auth_server.logout import EndSession
 from auth_server.params import EXCHANGE_PATH, refused_in_query
+from auth_server.registration import Configuration, Registration
 from auth_server.views import (
     account,
     applications,
     authorize,
     discovery,
     health,
+    logout,
     openid,
     password,
+    registration,
     session,
     tokens,
     verify,
@@ -46,6 +50,8 @@ BLUEPRINTS: tuple[Described, ...] = (
     session.bp,
     password.bp,
     verify.bp,
+    registration.bp,
+    logout.bp,
 )
 
 
@@ -103,7 +109,11 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         hasher=password_hasher(settings),
     )
     errors.register(app)
-    server.install(app, grants.registered(), (endpoints.Revocation, endpoints.Introspection))
+    server.install(
+        app,
+        grants.registered(),
+        (endpoints.Revocation, endpoints.Introspection, Registration, Configuration, EndSession),
+    )
     oauth.register(app)
     pages.register(app)
     for blueprint in BLUEPRINTS:

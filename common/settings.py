@@ -34,6 +34,9 @@ WSGI_SERVERS = ("auto", "granian", "waitress")
 URL_CREDENTIALS_ACCEPT = "accept"
 URL_CREDENTIALS_REFUSE = "refuse"
 URL_CREDENTIALS = (URL_CREDENTIALS_ACCEPT, URL_CREDENTIALS_REFUSE)
+# CLIENT_REGISTRATION (RFC 7591): with an initial access token the operator issued, open to
+# anyone, or off.
+CLIENT_REGISTRATION = ("token", "open", "off")
 
 
 class SettingsError(ValueError):
@@ -241,10 +244,16 @@ class AuthSettings(Settings):
     # in seconds (at least a day). The next key is published hours before it signs, and a key
     # stays published until the last token it signed has expired.
     signing_key_rotation: int = 30 * DAY
+    # Dynamic client registration (POST /oauth2/register): "token" (an initial access token
+    # from ``artcat apps registration-token``), "open" or "off"; and registrations per client
+    # address (every attempt counts, a refused one too).
+    client_registration: str = "token"
+    client_registrations_per_ip: str = "20/hour"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         choose(self, "url_credentials", URL_CREDENTIALS)
+        choose(self, "client_registration", CLIENT_REGISTRATION)
         if self.signing_key_rotation < DAY:
             raise SettingsError("SIGNING_KEY_ROTATION must be at least 86400 seconds (a day)")
         check_rates(
@@ -258,6 +267,7 @@ class AuthSettings(Settings):
             "xapp_failures_per_client_ip",
             "applications_created_per_user",
             "sign_up_attempts_per_ip",
+            "client_registrations_per_ip",
         )
         if self.session_cookie_secure is False and self.https:
             log.warning(

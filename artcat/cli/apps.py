@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import click
@@ -16,10 +18,14 @@ from auth_server.accounts import (
     find_user_by_email,
     rotate_secret,
 )
+from auth_server.applications import check_redirect_urls
 from auth_server.disabling import set_application_enabled
 from auth_server.keys import ALGORITHMS, ES256
 from auth_server.redirects import parse_registered
+from auth_server.registration import issue_initial_token
+from common.api.errors import APIError
 from common.db import make_engine, make_sessionmaker, upgrade
+from common.ids import format_ts
 from common.models import Application
 
 ID_TOKEN_ALGS = list(ALGORITHMS)
@@ -36,6 +42,21 @@ def id_token_alg_option(default: str | None) -> Callable[[F], F]:
         default=default,
         help="How its OpenID Connect ID tokens are signed (ES256, the default, or RS256).",
     )
+
+
+def post_logout_option(help_text: str) -> Callable[[F], F]:
+    """The repeatable ``--post-logout-redirect-uri`` of ``apps create`` and ``apps set``."""
+    return click.option(
+        "--post-logout-redirect-uri", "post_logout_uris", multiple=True, help=help_text
+    )
+
+
+def _post_logout_uris(given: tuple[str, ...]) -> list[str]:
+    """Return the post-logout redirect URIs, or refuse them by the redirect URI policy."""
+    try:
+        return check_redirect_urls(list(given), "post_logout_redirect_uris")
+    except APIError as ex:
+        raise click.BadParameter(ex.message, param_hint="--post-logout-redirect-uri") from None
 
 
 @click.group()
@@ -77,6 +98,10 @@ def apps() -> None:
     help="A public client (native or browser app): no secret, PKCE required.",
 )
 @id_token_alg_option(default=ES256)
+@post_logout_option(
+    "Where an OpenID Connect sign-out it asks for may send the user back (repeat for more; the "
+    "redirect URI rules)."
+)
 @click.option("--json", "as_json", is_flag=True)
 def apps_create(
     name: str,
@@ -87,10 +112,12 @@ def apps_create(
     first_party: bool,
     public: bool,
     id_token_alg: str,
+    post_logout_uris: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Create an application; its secret (none for a public client) is printed once only."""
     uris = _registered_uris(redirect_uris, browser_flow=not no_browser_flow, public=public)
+    logout_uris = _post_logout_uris(post_logout_uris)
     settings = instance_settings()
     upgrade(settings)
     with make_sessionmaker(make_engine(settings))() as session, session.begin():
@@ -114,6 +141,7 @@ def apps_create(
         app.public_client = public
         # The default is stored as no choice, so that it follows the server's.
         app.id_token_signed_response_alg = None if id_token_alg == ES256 else id_token_alg
+        app.post_logout_redirect_uris = logout_uris
         data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
         if not public:
             data["client_secret"] = new.client_secret
@@ -121,6 +149,7 @@ def apps_create(
             first_party=first_party,
             public_client=public,
             redirect_uris=uris,
+            post_logout_redirect_uris=logout_uris,
             standard_token_response=standard_token_response,
         )
     emit(as_json, data)
@@ -173,20 +202,42 @@ def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool
     help="RFC 6749 token responses (integer expires_in) or the reference API's (a timestamp).",
 )
 @id_token_alg_option(default=None)
+@post_logout_option("Replace the post-logout redirect URIs with these (repeat for several).")
+@click.option(
+    "--no-post-logout-redirect-uri",
+    "clear_post_logout",
+    is_flag=True,
+    help="Remove every post-logout redirect URI.",
+)
 def apps_set(
     client_id: str,
     first_party: bool | None,
     redirect_uris: tuple[str, ...],
     standard: bool | None,
     id_token_alg: str | None,
+    post_logout_uris: tuple[str, ...],
+    clear_post_logout: bool,
 ) -> None:
     """Change how the service treats an application (first-party, redirect URIs, tokens)."""
-    if first_party is None and not redirect_uris and standard is None and id_token_alg is None:
+    logout_change = bool(post_logout_uris) or clear_post_logout
+    if (
+        first_party is None
+        and not redirect_uris
+        and standard is None
+        and id_token_alg is None
+        and not logout_change
+    ):
         raise click.UsageError(
             "say what to change: --first-party, --third-party, --redirect-uri, "
-            "--standard-token-response, --reference-token-response or --id-token-alg"
+            "--standard-token-response, --reference-token-response, --id-token-alg, "
+            "--post-logout-redirect-uri or --no-post-logout-redirect-uri"
+        )
+    if post_logout_uris and clear_post_logout:
+        raise click.UsageError(
+            "--post-logout-redirect-uri and --no-post-logout-redirect-uri: choose one"
         )
     uris = _registered_uris(redirect_uris, browser_flow=True, public=False) if redirect_uris else []
+    logout_uris = _post_logout_uris(post_logout_uris)
     with make_sessionmaker(make_engine(instance_settings()))() as session, session.begin():
         app = session.scalar(select(Application).where(Application.client_id == client_id))
         if app is None:
@@ -200,6 +251,8 @@ def apps_set(
         if id_token_alg is not None:
             # The default is stored as no choice, so that it follows the server's.
             app.id_token_signed_response_alg = None if id_token_alg == ES256 else id_token_alg
+        if logout_change:
+            app.post_logout_redirect_uris = logout_uris
     if first_party is not None:
         click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
     if uris:
@@ -209,6 +262,51 @@ def apps_set(
         click.echo(f"application {client_id} token responses: {shape}")
     if id_token_alg is not None:
         click.echo(f"application {client_id} ID tokens: {id_token_alg}")
+    if logout_change:
+        shown = " ".join(logout_uris) or "none"
+        click.echo(f"application {client_id} post-logout redirect URIs: {shown}")
+
+
+DURATION = re.compile(r"^([1-9][0-9]{0,5})([dhm])$")
+UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+
+
+def _duration(_ctx: Any, _param: Any, value: str) -> timedelta:
+    """Read a lifetime such as 7d, 12h or 30m."""
+    found = DURATION.match(value.strip().lower())
+    if found is None:
+        raise click.BadParameter("a number of days, hours or minutes, such as 7d, 12h or 30m")
+    return timedelta(**{UNITS[found.group(2)]: int(found.group(1))})
+
+
+@apps.command("registration-token")
+@click.option(
+    "--expires",
+    default="7d",
+    show_default=True,
+    callback=_duration,
+    help="How long the token is valid: days, hours or minutes (7d, 12h, 30m).",
+)
+@click.option(
+    "--uses",
+    type=click.IntRange(1, 100_000),
+    default=1,
+    show_default=True,
+    help="How many clients may register with it.",
+)
+@click.option("--json", "as_json", is_flag=True)
+def apps_registration_token(expires: timedelta, uses: int, as_json: bool) -> None:
+    """Issue an initial access token for dynamic client registration (printed once only)."""
+    settings = instance_settings()
+    upgrade(settings)
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        row, value = issue_initial_token(session, uses=uses, expires_in=expires)
+        data = {
+            "initial_access_token": value,
+            "uses": uses,
+            "expires_at": format_ts(row.expires_at),
+        }
+    emit(as_json, data)
 
 
 @apps.command("rotate-secret")

@@ -28,6 +28,7 @@ from common.models.catalog import (
     Profile,
 )
 from common.models.events import Bidder, Fair, Sale, SaleArtwork, Show, ShowArtwork
+from common.models.registration import ClientRegistration, InitialAccessToken
 
 __all__ = [
     "ARTIST_DESCRIPTION",
@@ -41,12 +42,14 @@ __all__ = [
     "AuthorizationCode",
     "Base",
     "Bidder",
+    "ClientRegistration",
     "Collection",
     "CollectionItem",
     "Edition",
     "Fair",
     "Gene",
     "Image",
+    "InitialAccessToken",
     "Partner",
     "PartnerUser",
     "Profile",

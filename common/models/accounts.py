@@ -89,6 +89,8 @@ class Application(Timestamps, Base):
     public_client: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # OpenID Connect: how its ID tokens are signed (None: the server's default, ES256).
     id_token_signed_response_alg: Mapped[str | None] = mapped_column(String(10))
+    # OpenID Connect RP-Initiated Logout: where a sign-out it asks for may send the user back.
+    post_logout_redirect_uris: Mapped[list[str] | None] = mapped_column(JSONType)
 
 
 class Token(Base):

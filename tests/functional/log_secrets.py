@@ -46,6 +46,8 @@ SECRET_FIELDS = frozenset(
         "current_password",
         "oauth_token",
         "oauth_token_secret",
+        "registration_access_token",
+        "initial_access_token",
     }
 )
 PASSWORD_FIELDS = frozenset({"password", "new_password", "current_password"})
