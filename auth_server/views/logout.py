@@ -30,6 +30,7 @@ CONFIRM = "confirm"
 def logout() -> Response:
     """End the user's sessions at a relying party's request (GET or POST)."""
     confirmed = request.method == "POST" and CONFIRM in request.form
+    head = request.method == "HEAD"
     if confirmed:
         csrf.protect()  # a forged confirmation gets the expired-form page
     g.setdefault(CONFIRMED, confirmed)
@@ -43,7 +44,8 @@ def logout() -> Response:
     with services().stores.sessions() as db:
         user = current_user(db)
         user_id = user.id if user is not None else None
-    if user_id is not None and hinted_subject(req) != user_id and not confirmed:
+    # A HEAD only reads (a prefetch must sign nobody out): it gets the confirmation page.
+    if user_id is not None and not confirmed and (hinted_subject(req) != user_id or head):
         return _confirm(req)
     response: Response | None = server.create_endpoint_response("end_session", req)
     return response or page("signed_out.html")

@@ -26,13 +26,20 @@ def register() -> Response:
     if wait is not None:
         raise SlowDownError(wait)
     response: Response = authorization_server().create_endpoint_response("client_registration")
-    return response
+    return challenged(response)
 
 
 def configuration(client_id: str) -> Response:
     """RFC 7592: read, replace or delete the registration (its registration access token)."""
     _offered()
     response: Response = authorization_server().create_endpoint_response("client_configuration")
+    return challenged(response)
+
+
+def challenged(response: Response) -> Response:
+    """Name the scheme of a refused token (RFC 6750 3)."""
+    if response.status_code == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="artcat", error="invalid_token"'
     return response
 
 

@@ -36,7 +36,7 @@ from tests.functional.registration_support import (
     redeem,
     register,
 )
-from tests.pages import Account, query, sign_in
+from tests.pages import Account, form, query, sign_in
 
 pytestmark = pytest.mark.functional
 
@@ -322,3 +322,50 @@ def test_the_registration_token_command(
         assert timedelta(hours=1) < row.expires_at - row.created_at <= timedelta(hours=2)
     assert register(auth_server.url, data["initial_access_token"]).status_code == 201
     assert "7d, 12h or 30m" in cli_refuses(env, "apps", "registration-token", "--expires", "soon")
+
+
+def test_post_logout_uris_on_the_command_line_and_the_developer_page(
+    auth_server: LiveServer,
+    auth_settings: AuthSettings,
+    account: Account,
+    web: requests.Session,
+    sessions: sessionmaker[Session],
+) -> None:
+    env = cli_env(auth_settings)
+    created = run_cli(
+        env,
+        *("apps", "create", "--name", "Out", "--owner", account.email, "--json"),
+        *("--redirect-uri", HTTPS_CB, "--post-logout-redirect-uri", AFTER_LOGOUT),
+    )
+    client_id = json.loads(created)["client_id"]
+
+    def registered() -> list[str] | None:
+        with sessions() as s:
+            app = s.scalar(select(Application).where(Application.client_id == client_id))
+            return app.post_logout_redirect_uris if app is not None else None
+
+    assert registered() == [AFTER_LOGOUT]
+    refused = cli_refuses(
+        env, "apps", "set", client_id, "--post-logout-redirect-uri", "javascript:x"
+    )
+    assert "javascript" in refused and registered() == [AFTER_LOGOUT]
+    run_cli(env, "apps", "set", client_id, "--no-post-logout-redirect-uri")
+    assert registered() == []
+
+    base = auth_server.url
+    assert sign_in(web, base, account.email).status_code == 302
+    f = form(web.get(f"{base}/account/applications").text, "/account/applications")
+    fields = {**f.fields, "name": "Page app", "browser_flow": "y", "redirect_uris": HTTPS_CB}
+    bad = web.post(
+        f"{base}/account/applications",
+        data={**fields, "post_logout_redirect_uris": "http://evil.example/out"},
+    )
+    assert bad.status_code == 400 and "must use https" in bad.text
+    made = web.post(
+        f"{base}/account/applications", data={**fields, "post_logout_redirect_uris": AFTER_LOGOUT}
+    )
+    assert made.status_code == 201
+    with sessions() as s:
+        app = s.scalar(select(Application).where(Application.name == "Page app"))
+        assert app is not None and app.post_logout_redirect_uris == [AFTER_LOGOUT]
+    assert AFTER_LOGOUT in web.get(f"{base}/account/applications").text

@@ -50,6 +50,7 @@ def test_registration_needs_a_valid_initial_access_token(
         r = register(base, token)
         assert r.status_code == 401, (token, r.text)
         assert r.json()["error"] == "invalid_token"
+        assert r.headers["WWW-Authenticate"].startswith("Bearer")
     basic = requests.post(
         f"{base}{REGISTER}", json=PUBLIC_CLIENT, auth=("client", "secret"), timeout=10
     )

@@ -116,6 +116,9 @@ def test_a_genuine_hint_signs_out_everywhere_and_goes_back(
     base = auth_server.url
     copied = dict(signed_in.cookies)
     params = {"id_token_hint": id_token, "post_logout_redirect_uri": AFTER_LOGOUT, "state": "xyz"}
+    # A HEAD (a link prefetched) only reads.
+    assert signed_in.head(base + LOGOUT, params=params, allow_redirects=False).status_code == 200
+    assert still_signed_in(signed_in, base)
     r = signed_in.post(base + LOGOUT, data=params, allow_redirects=False)  # the RP's form post
     assert r.status_code == 302
     assert r.headers["Location"] == f"{AFTER_LOGOUT}?state=xyz"
