@@ -149,9 +149,10 @@ def apps_create(
             first_party=first_party,
             public_client=public,
             redirect_uris=uris,
-            post_logout_redirect_uris=logout_uris,
             standard_token_response=standard_token_response,
         )
+        if logout_uris:
+            data["post_logout_redirect_uris"] = logout_uris
     emit(as_json, data)
     if no_browser_flow and not as_json:
         click.echo(
