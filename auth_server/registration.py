@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from auth_server.accounts import create_application, new_client_id
 from auth_server.audit import audit
-from auth_server.client_metadata import Metadata, server_metadata
+from auth_server.client_metadata import URL_FIELDS, Metadata, server_metadata
 from auth_server.clients import GRANT_ROLE, OAuthClient, query_client
 from auth_server.context import issuer, services
 from auth_server.disabling import set_application_enabled
@@ -48,7 +48,13 @@ from common.tokens import digest, generate_secret
 REGISTER_PATH = "/oauth2/register"
 OPEN, TOKEN, OFF = "open", "token", "off"
 # Kept in the registration row (the application's own columns hold the rest).
-EXTRA_FIELDS = ("token_endpoint_auth_method", "grant_types", "response_types", "contacts")
+EXTRA_FIELDS = (
+    "token_endpoint_auth_method",
+    "grant_types",
+    "response_types",
+    "contacts",
+    *URL_FIELDS,
+)
 
 
 def registration_uri(client_id: str) -> str:

@@ -91,6 +91,7 @@ def test_register_read_update_sign_in_sign_out_and_delete(
     assert read.status_code == 200, read.text
     assert read.json()["client_name"] == "Registered Viewer"
     assert read.json()["contacts"] == ["dev@client.example"]
+    assert read.json()["client_uri"] == "https://client.example/"
 
     changed = {**PUBLIC_CLIENT, "client_id": client_id, "client_name": "Renamed"}
     changed["id_token_signed_response_alg"] = "RS256"
