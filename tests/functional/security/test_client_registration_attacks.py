@@ -5,6 +5,7 @@ would send codes to a script or over plain http."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -67,6 +68,16 @@ def test_an_initial_access_token_is_used_up(
     third = register(auth_server.url, token)
     assert third.status_code == 401 and third.json()["error"] == "invalid_token"
     assert app_count(sessions) == 2
+
+
+def test_a_burst_spends_no_more_uses_than_the_token_has(
+    auth_server: LiveServer, sessions: sessionmaker[Session]
+) -> None:
+    token = initial_token(sessions, uses=3)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(lambda _: register(auth_server.url, token).status_code, range(8)))
+    assert sorted(statuses) == [201] * 3 + [401] * 5
+    assert app_count(sessions) == 3
 
 
 def test_a_registration_token_manages_its_own_client_only(
