@@ -134,6 +134,8 @@ POLICY: dict[str, Rule] = {
     "signing_keys": _never("ID-token signing keys; staging makes its own on first use"),
     "refresh_families": _never("grants of offline access to applications that stay behind"),
     "refresh_tokens": _never("credentials (digests)"),
+    "initial_access_tokens": _never("credentials (digests): staging's operator issues its own"),
+    "client_registrations": _never("registration access tokens (digests) of clients"),
     # The search index: rebuilt from the copied catalog, so it indexes nothing that did not cross.
     "search_documents": Rule(Action.REBUILD, "the search index, rebuilt from the copied rows"),
     "search_words": Rule(Action.REBUILD, "the index's vocabulary, rebuilt with it"),

@@ -148,7 +148,7 @@ def create_application(
         id=new_id(),
         name=name.strip(),
         user_id=owner.id if owner else None,
-        client_id=client_id or generate_secret(16).replace("-", "a").replace("_", "b"),
+        client_id=client_id or new_client_id(),
         client_secret_digest=digest(secret),
         redirect_uris=list(redirect_uris or []),
         standard_token_response=standard_token_response,
@@ -156,6 +156,11 @@ def create_application(
     session.add(app)
     session.flush()
     return NewApplication(app, secret)
+
+
+def new_client_id() -> str:
+    """Return a new random client id (128 bits, letters and digits only)."""
+    return generate_secret(16).replace("-", "a").replace("_", "b")
 
 
 def rotate_secret(session: Session, app: Application) -> str:

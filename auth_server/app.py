@@ -11,7 +11,9 @@ from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.context import AuthServices, services
 from auth_server.grants.device_code import DeviceEndpoint
+from auth_server.logout import EndSession
 from auth_server.params import EXCHANGE_PATH, refused_in_query
+from auth_server.registration import Configuration, Registration
 from auth_server.views import (
     account,
     applications,
@@ -19,8 +21,10 @@ from auth_server.views import (
     device,
     discovery,
     health,
+    logout,
     openid,
     password,
+    registration,
     session,
     tokens,
     verify,
@@ -49,6 +53,8 @@ BLUEPRINTS: tuple[Described, ...] = (
     password.bp,
     verify.bp,
     device.bp,
+    registration.bp,
+    logout.bp,
 )
 
 
@@ -110,6 +116,7 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
         app,
         grants.registered(),
         (endpoints.Revocation, endpoints.Introspection, DeviceEndpoint),
+        (endpoints.Revocation, endpoints.Introspection, Registration, Configuration, EndSession),
     )
     oauth.register(app)
     pages.register(app)

@@ -56,20 +56,22 @@ def check_name(name: str) -> str:
     return name
 
 
-def check_redirect_urls(urls: list[str]) -> list[str]:
-    """Validate redirect URLs with the registration policy of ``auth_server.redirects``.
+def check_redirect_urls(urls: list[str], field: str = "redirect_urls") -> list[str]:
+    """Validate redirect URLs with the registration policy of ``auth_server.redirects``
+    (``field``: the parameter named in the error; post-logout URIs follow the same policy).
 
     None at all is allowed: such an application cannot use the browser flow.
     """
+    label = field.replace("_", " ").capitalize()
     unclean = [u for u in urls if not is_clean(u) or "\n" in u or "\r" in u]
     if unclean:
         raise ParamError(
-            "Redirect urls must be valid text, one URL each.",
-            {"redirect_urls": ["must be valid text, one URL each"]},
+            f"{label} must be valid text, one URL each.",
+            {field: ["must be valid text, one URL each"]},
         )
     unique, problems = parse_registered("\n".join(urls))
     if problems:
-        raise ParamError("Redirect urls: " + " ".join(problems), {"redirect_urls": problems})
+        raise ParamError(f"{label}: " + " ".join(problems), {field: problems})
     return unique
 
 

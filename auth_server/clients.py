@@ -39,6 +39,11 @@ class OAuthClient(ClientMixin):
         """Tell whether the application holds no secret (a native or browser app)."""
         return bool(self.app.public_client)
 
+    @property
+    def client_metadata(self) -> dict[str, list[str]]:
+        """Return the registered metadata Authlib's end-session endpoint reads."""
+        return {"post_logout_redirect_uris": list(self.app.post_logout_redirect_uris or [])}
+
     def get_client_id(self) -> str:
         """Return the client id."""
         return self.app.client_id

@@ -45,7 +45,7 @@ def set_user_enabled(stores: Stores, email: str, *, enabled: bool) -> Change:
         was_enabled, user_id = bool(user.enabled), user.id
         expired = _apply_to_user(session, tokens, user, enabled)
     change = Change(email, enabled, was_enabled, len(expired))
-    return _settle(tokens, expired, change, "user", user_id=user_id)
+    return _settle(tokens, expired, change, "user", "cli", user_id=user_id)
 
 
 def _apply_to_user(session: Session, tokens: TokenStore, user: User, enabled: bool) -> list[Token]:
@@ -56,7 +56,9 @@ def _apply_to_user(session: Session, tokens: TokenStore, user: User, enabled: bo
     return revoke_all(session, tokens, user_id=user.id)
 
 
-def set_application_enabled(stores: Stores, client_id: str, *, enabled: bool) -> Change:
+def set_application_enabled(
+    stores: Stores, client_id: str, *, enabled: bool, via: str = "cli"
+) -> Change:
     """Enable or disable an application; disabling ends its tokens and pending codes."""
     tokens = stores.tokens
     with stores.sessions() as session, session.begin():
@@ -67,15 +69,15 @@ def set_application_enabled(stores: Stores, client_id: str, *, enabled: bool) ->
         app.enabled = enabled
         expired = [] if enabled else revoke_all(session, tokens, application_id=app.id)
     change = Change(client_id, enabled, was_enabled, len(expired))
-    return _settle(tokens, expired, change, "application", application_id=app_id)
+    return _settle(tokens, expired, change, "application", via, application_id=app_id)
 
 
 def _settle(
-    tokens: TokenStore, expired: list[Token], change: Change, kind: str, **ids: str
+    tokens: TokenStore, expired: list[Token], change: Change, kind: str, via: str, **ids: str
 ) -> Change:
     """After the commit, tombstone the expired tokens (a read-through now finds the rows
     expired), and audit the change of the ``kind`` ("user" or "application") ``ids`` name."""
     tokens.tombstone(expired)
     state = "enabled" if change.enabled else "disabled"
-    audit(f"{kind}.{state}", **ids, tokens_expired=change.tokens_expired, via="cli")
+    audit(f"{kind}.{state}", **ids, tokens_expired=change.tokens_expired, via=via)
     return change

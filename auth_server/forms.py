@@ -181,7 +181,17 @@ class ApplicationForm(FlaskForm):
     reference_token_response = BooleanField(
         "Answer tokens in the reference API's form (expires_in as a timestamp)", default=False
     )
+    post_logout_redirect_uris = TextAreaField(
+        "Post-logout redirect URIs (one per line; optional)", [Length(max=20_000)]
+    )
     submit = SubmitField("Register application")
+
+    def validate_post_logout_redirect_uris(self, field: Any) -> None:
+        """Check the URIs a sign-out may go back to against the redirect policy."""
+        uris, problems = parse_registered(field.data or "")
+        if problems:
+            raise ValidationError(" ".join(problems))
+        self.parsed_post_logout_redirect_uris = uris
 
     def validate_redirect_uris(self, field: Any) -> None:
         """Check every redirect URI against the redirect policy; require one for the browser."""

@@ -6,6 +6,7 @@
 - **XAPP issuance** (``XappThrottle``): wrong secrets per client id and address, apart from the
   application's own budget.
 - **Application creation** (``CreationThrottle``): applications each user creates.
+- **Client registration** (``RegistrationThrottle``): RFC 7591 registrations per client address.
 
 What they share (``Limits``, ``per_app``): ``limits`` counters under ``<prefix>:limits`` on the
 stores' own connections, built on first use (the app factory stays store-free). A hit is counted
@@ -391,3 +392,20 @@ class CreationThrottle(Limits):
 def creation_throttle() -> CreationThrottle:
     """Return the current app's creation throttle, built on first use."""
     return per_app("artcat.application_creation_throttle", CreationThrottle)
+
+
+class RegistrationThrottle(Limits):
+    """A moving-window limit on client registrations per client address (every attempt)."""
+
+    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
+        super().__init__(redis, settings)
+        self.per_ip: RateLimitItem = parse(settings.client_registrations_per_ip)
+
+    def hit(self, ip: str) -> int | None:
+        """Count one attempt; return the seconds to wait when over the limit, else None."""
+        return self.count((self.per_ip, "client-registration-ip", ip))
+
+
+def registration_throttle() -> RegistrationThrottle:
+    """Return the current app's registration throttle, built on first use."""
+    return per_app("artcat.registration_throttle", RegistrationThrottle)

@@ -29,6 +29,8 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 from sqlalchemy.orm import Session
 from werkzeug.wrappers import Response
 
+from auth_server.accounts import end_sessions
+from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import STRENGTH_HINT
 from auth_server.inputs import undecodable_part
@@ -183,6 +185,22 @@ AGAIN = "again"
 def end_session() -> None:
     """Forget the session in this browser (other copies of the cookie: see ``end_sessions``)."""
     session.clear()
+
+
+def sign_out_everywhere() -> str | None:
+    """Sign this browser's user out of every session (this one, other devices', any copied
+    cookie) and forget this browser's; return the user's id (None: nobody was signed in)."""
+    user_id = None
+    with services().stores.sessions() as db:
+        user = current_user(db)
+        if user is not None:
+            end_sessions(db, user)
+            user_id = user.id
+            db.commit()
+    end_session()
+    if user_id is not None:
+        audit("sign_out", user_id=user_id, ip=request.remote_addr)
+    return user_id
 
 
 def current_user(db: Session) -> User | None:

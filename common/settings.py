@@ -36,6 +36,9 @@ WSGI_SERVERS = ("auto", "granian", "waitress")
 URL_CREDENTIALS_ACCEPT = "accept"
 URL_CREDENTIALS_REFUSE = "refuse"
 URL_CREDENTIALS = (URL_CREDENTIALS_ACCEPT, URL_CREDENTIALS_REFUSE)
+# CLIENT_REGISTRATION (RFC 7591): with an initial access token the operator issued, open to
+# anyone, or off.
+CLIENT_REGISTRATION = ("token", "open", "off")
 
 
 class SettingsError(ValueError):
@@ -261,10 +264,16 @@ class AuthSettings(Settings):
     refresh_token_ttl: int = 30 * DAY
     refresh_access_token_ttl: int = 3600
     refresh_grace_period: int = 5
+    # Dynamic client registration (POST /oauth2/register): "token" (an initial access token
+    # from ``artcat apps registration-token``), "open" or "off"; and registrations per client
+    # address (every attempt counts, a refused one too).
+    client_registration: str = "token"
+    client_registrations_per_ip: str = "20/hour"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         choose(self, "url_credentials", URL_CREDENTIALS)
+        choose(self, "client_registration", CLIENT_REGISTRATION)
         if self.signing_key_rotation < DAY:
             raise SettingsError("SIGNING_KEY_ROTATION must be at least 86400 seconds (a day)")
         if not 0 <= self.refresh_grace_period <= MAX_REFRESH_GRACE:
@@ -285,6 +294,7 @@ class AuthSettings(Settings):
             "device_code_failures_per_ip",
             "device_code_failures_per_account",
             "device_authorizations_per_ip",
+            "client_registrations_per_ip",
         )
         if self.session_cookie_secure is False and self.https:
             log.warning(

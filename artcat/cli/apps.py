@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import click
@@ -16,10 +18,14 @@ from auth_server.accounts import (
     find_user_by_email,
     rotate_secret,
 )
+from auth_server.applications import check_redirect_urls
 from auth_server.disabling import set_application_enabled
 from auth_server.keys import ALGORITHMS, ES256
 from auth_server.redirects import parse_registered
+from auth_server.registration import issue_initial_token
+from common.api.errors import APIError
 from common.db import make_engine, make_sessionmaker, upgrade
+from common.ids import format_ts
 from common.models import Application
 
 ID_TOKEN_ALGS = list(ALGORITHMS)
@@ -47,6 +53,21 @@ def refresh_tokens_option(default: bool | None) -> Callable[[F], F]:
         help="With offline_access: a refresh token (rotated on each use) beside one-hour access "
         "tokens, instead of the reference API's 25-year access token.",
     )
+
+
+def post_logout_option(help_text: str) -> Callable[[F], F]:
+    """The repeatable ``--post-logout-redirect-uri`` of ``apps create`` and ``apps set``."""
+    return click.option(
+        "--post-logout-redirect-uri", "post_logout_uris", multiple=True, help=help_text
+    )
+
+
+def _post_logout_uris(given: tuple[str, ...]) -> list[str]:
+    """Return the post-logout redirect URIs, or refuse them by the redirect URI policy."""
+    try:
+        return check_redirect_urls(list(given), "post_logout_redirect_uris")
+    except APIError as ex:
+        raise click.BadParameter(ex.message, param_hint="--post-logout-redirect-uri") from None
 
 
 @click.group()
@@ -89,6 +110,10 @@ def apps() -> None:
 )
 @id_token_alg_option(default=ES256)
 @refresh_tokens_option(default=False)
+@post_logout_option(
+    "Where an OpenID Connect sign-out it asks for may send the user back (repeat for more; the "
+    "redirect URI rules)."
+)
 @click.option("--json", "as_json", is_flag=True)
 def apps_create(
     name: str,
@@ -100,10 +125,12 @@ def apps_create(
     public: bool,
     id_token_alg: str,
     refresh_tokens: bool,
+    post_logout_uris: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Create an application; its secret (none for a public client) is printed once only."""
     uris = _registered_uris(redirect_uris, browser_flow=not no_browser_flow, public=public)
+    logout_uris = _post_logout_uris(post_logout_uris)
     settings = instance_settings()
     upgrade(settings)
     with make_sessionmaker(make_engine(settings))() as session, session.begin():
@@ -128,6 +155,7 @@ def apps_create(
         # The default is stored as no choice, so that it follows the server's.
         app.id_token_signed_response_alg = None if id_token_alg == ES256 else id_token_alg
         app.refresh_tokens = refresh_tokens
+        app.post_logout_redirect_uris = logout_uris
         data: dict[str, Any] = {"id": app.id, "name": app.name, "client_id": app.client_id}
         if not public:
             data["client_secret"] = new.client_secret
@@ -139,6 +167,8 @@ def apps_create(
         )
         if refresh_tokens:
             data["refresh_tokens"] = True
+        if logout_uris:
+            data["post_logout_redirect_uris"] = logout_uris
     emit(as_json, data)
     if no_browser_flow and not as_json:
         click.echo(
@@ -190,6 +220,13 @@ def _registered_uris(given: tuple[str, ...], *, browser_flow: bool, public: bool
 )
 @id_token_alg_option(default=None)
 @refresh_tokens_option(default=None)
+@post_logout_option("Replace the post-logout redirect URIs with these (repeat for several).")
+@click.option(
+    "--no-post-logout-redirect-uri",
+    "clear_post_logout",
+    is_flag=True,
+    help="Remove every post-logout redirect URI.",
+)
 def apps_set(
     client_id: str,
     first_party: bool | None,
@@ -197,16 +234,25 @@ def apps_set(
     standard: bool | None,
     id_token_alg: str | None,
     refresh_tokens: bool | None,
+    post_logout_uris: tuple[str, ...],
+    clear_post_logout: bool,
 ) -> None:
     """Change how the service treats an application (first-party, redirect URIs, tokens)."""
+    logout_change = bool(post_logout_uris) or clear_post_logout
     changes = (first_party, standard, id_token_alg, refresh_tokens)
-    if not redirect_uris and all(change is None for change in changes):
+    if not redirect_uris and not logout_change and all(change is None for change in changes):
         raise click.UsageError(
             "say what to change: --first-party, --third-party, --redirect-uri, "
             "--standard-token-response, --reference-token-response, --id-token-alg, "
-            "--refresh-tokens or --no-refresh-tokens"
+            "--refresh-tokens, --no-refresh-tokens, "
+            "--post-logout-redirect-uri or --no-post-logout-redirect-uri"
+        )
+    if post_logout_uris and clear_post_logout:
+        raise click.UsageError(
+            "--post-logout-redirect-uri and --no-post-logout-redirect-uri: choose one"
         )
     uris = _registered_uris(redirect_uris, browser_flow=True, public=False) if redirect_uris else []
+    logout_uris = _post_logout_uris(post_logout_uris)
     with make_sessionmaker(make_engine(instance_settings()))() as session, session.begin():
         app = session.scalar(select(Application).where(Application.client_id == client_id))
         if app is None:
@@ -223,6 +269,8 @@ def apps_set(
         if refresh_tokens is not None:
             # Turned off, the families already granted keep working until revoked or expired.
             app.refresh_tokens = refresh_tokens
+        if logout_change:
+            app.post_logout_redirect_uris = logout_uris
     if first_party is not None:
         click.echo(f"application {client_id} is {'first' if first_party else 'third'}-party")
     if uris:
@@ -235,6 +283,51 @@ def apps_set(
     if refresh_tokens is not None:
         state = "on" if refresh_tokens else "off"
         click.echo(f"application {client_id} refresh tokens: {state}")
+    if logout_change:
+        shown = " ".join(logout_uris) or "none"
+        click.echo(f"application {client_id} post-logout redirect URIs: {shown}")
+
+
+DURATION = re.compile(r"^([1-9][0-9]{0,5})([dhm])$")
+UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+
+
+def _duration(_ctx: Any, _param: Any, value: str) -> timedelta:
+    """Read a lifetime such as 7d, 12h or 30m."""
+    found = DURATION.match(value.strip().lower())
+    if found is None:
+        raise click.BadParameter("a number of days, hours or minutes, such as 7d, 12h or 30m")
+    return timedelta(**{UNITS[found.group(2)]: int(found.group(1))})
+
+
+@apps.command("registration-token")
+@click.option(
+    "--expires",
+    default="7d",
+    show_default=True,
+    callback=_duration,
+    help="How long the token is valid: days, hours or minutes (7d, 12h, 30m).",
+)
+@click.option(
+    "--uses",
+    type=click.IntRange(1, 100_000),
+    default=1,
+    show_default=True,
+    help="How many clients may register with it.",
+)
+@click.option("--json", "as_json", is_flag=True)
+def apps_registration_token(expires: timedelta, uses: int, as_json: bool) -> None:
+    """Issue an initial access token for dynamic client registration (printed once only)."""
+    settings = instance_settings()
+    upgrade(settings)
+    with make_sessionmaker(make_engine(settings))() as session, session.begin():
+        row, value = issue_initial_token(session, uses=uses, expires_in=expires)
+        data = {
+            "initial_access_token": value,
+            "uses": uses,
+            "expires_at": format_ts(row.expires_at),
+        }
+    emit(as_json, data)
 
 
 @apps.command("rotate-secret")

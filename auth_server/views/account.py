@@ -194,6 +194,9 @@ def applications() -> Response:
             redirect_uris=getattr(form, "parsed_redirect_uris", []),
             standard_token_response=not form.reference_token_response.data,
         )
+        new.application.post_logout_redirect_uris = getattr(
+            form, "parsed_post_logout_redirect_uris", []
+        )
         db.commit()
         audit(
             "application.created",

@@ -9,11 +9,13 @@ from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
 from authlib.oidc.discovery import OpenIDProviderMetadata
 from flask import Response, current_app, jsonify
 
-from auth_server.context import issuer
+from auth_server.context import issuer, services
 from auth_server.grants import GRANT_TYPES
 from auth_server.keys import ALGORITHMS
+from auth_server.logout import LOGOUT_PATH
 from auth_server.oauth import OIDC_SCOPES
 from auth_server.oidc import CLAIMS
+from auth_server.registration import OFF, REGISTER_PATH
 from auth_server.views.described import Described
 from auth_server.views.openid import JWKS_PATH, USERINFO_PATH
 from common.api.constants import SUPPORTED_SCOPES
@@ -25,8 +27,9 @@ SECRET_METHODS = ["client_secret_basic", "client_secret_post"]
 CLIENT_AUTH_METHODS = [*SECRET_METHODS, "none"]
 
 
-def server_metadata(base: str) -> AuthorizationServerMetadata:
-    """Return the metadata document of a server whose issuer is ``base``."""
+def server_metadata(base: str, *, registration: bool = False) -> AuthorizationServerMetadata:
+    """Return the metadata document of a server whose issuer is ``base`` (``registration``:
+    it offers dynamic client registration)."""
     doc: dict[str, Any] = {
         "issuer": base,
         "authorization_endpoint": f"{base}/oauth2/authorize",
@@ -47,13 +50,15 @@ def server_metadata(base: str) -> AuthorizationServerMetadata:
         # RFC 9207: authorization responses carry iss (mix-up attack defence).
         "authorization_response_iss_parameter_supported": True,
     }
+    if registration:
+        doc["registration_endpoint"] = f"{base}{REGISTER_PATH}"  # RFC 7591
     return AuthorizationServerMetadata(doc)
 
 
-def openid_metadata(base: str) -> OpenIDProviderMetadata:
+def openid_metadata(base: str, *, registration: bool = False) -> OpenIDProviderMetadata:
     """Return the OpenID Connect discovery document: exactly what this server supports."""
     doc: dict[str, Any] = {
-        **server_metadata(base),
+        **server_metadata(base, registration=registration),
         "userinfo_endpoint": f"{base}{USERINFO_PATH}",
         "jwks_uri": f"{base}{JWKS_PATH}",
         "scopes_supported": sorted({*SUPPORTED_SCOPES, *OIDC_SCOPES}),
@@ -64,20 +69,26 @@ def openid_metadata(base: str) -> OpenIDProviderMetadata:
         "claims_parameter_supported": False,
         "request_parameter_supported": False,
         "request_uri_parameter_supported": False,
+        # RP-Initiated Logout 1.0.
+        "end_session_endpoint": f"{base}{LOGOUT_PATH}",
     }
     return OpenIDProviderMetadata(doc)
 
 
+def _registration() -> bool:
+    return services().settings.client_registration != OFF
+
+
 def openid_configuration() -> Response:
     """Describe this server as an OpenID Provider (OpenID Connect Discovery 1.0)."""
-    resp = jsonify(dict(openid_metadata(issuer())))
+    resp = jsonify(dict(openid_metadata(issuer(), registration=_registration())))
     resp.headers["Cache-Control"] = "public, max-age=3600"
     return resp
 
 
 def metadata() -> Response:
     """Describe the endpoints, grants, scopes and PKCE methods of this server."""
-    resp = jsonify(dict(server_metadata(issuer())))
+    resp = jsonify(dict(server_metadata(issuer(), registration=_registration())))
     resp.headers["Cache-Control"] = "public, max-age=3600"
     return resp
 

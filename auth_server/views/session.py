@@ -15,7 +15,6 @@ from werkzeug.wrappers import Response
 from auth_server.accounts import (
     AccountError,
     create_user,
-    end_sessions,
     find_user_by_email,
     normalise_email,
     verify_password,
@@ -33,10 +32,10 @@ from auth_server.web import (
     AGAIN,
     DEFAULT_NEXT,
     current_user,
-    end_session,
     is_read,
     page,
     safe_next,
+    sign_out_everywhere,
     start_session,
 )
 from common.models import Application, User
@@ -225,16 +224,7 @@ def sign_out() -> Response:
     form = ButtonForm()
     if is_read():
         return page("sign_out.html", form=form, next_path=_next_from_request())
-    user_id = None
-    with services().stores.sessions() as db:
-        user = current_user(db)
-        if user is not None:
-            end_sessions(db, user)
-            user_id = user.id
-            db.commit()
-    end_session()
-    if user_id is not None:
-        audit("sign_out", user_id=user_id, ip=request.remote_addr)
+    sign_out_everywhere()
     flash("You are signed out. Every session of your account has ended.")
     target = _next_from_request()
     return redirect(

@@ -30,6 +30,7 @@ from common.models.catalog import (
 from common.models.device import DeviceAuthorization
 from common.models.events import Bidder, Fair, Sale, SaleArtwork, Show, ShowArtwork
 from common.models.refresh import RefreshFamily, RefreshToken
+from common.models.registration import ClientRegistration, InitialAccessToken
 
 __all__ = [
     "ARTIST_DESCRIPTION",
@@ -43,6 +44,7 @@ __all__ = [
     "AuthorizationCode",
     "Base",
     "Bidder",
+    "ClientRegistration",
     "Collection",
     "CollectionItem",
     "DeviceAuthorization",
@@ -50,6 +52,7 @@ __all__ = [
     "Fair",
     "Gene",
     "Image",
+    "InitialAccessToken",
     "Partner",
     "PartnerUser",
     "Profile",

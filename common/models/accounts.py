@@ -92,6 +92,8 @@ class Application(Timestamps, Base):
     # Refresh tokens (with the offline_access scope) beside one-hour access tokens, instead of
     # the reference API's long-lived access tokens (auth_server.refresh).
     refresh_tokens: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # OpenID Connect RP-Initiated Logout: where a sign-out it asks for may send the user back.
+    post_logout_redirect_uris: Mapped[list[str] | None] = mapped_column(JSONType)
 
 
 class Token(Base):

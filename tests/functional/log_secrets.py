@@ -48,6 +48,8 @@ SECRET_FIELDS = frozenset(
         "oauth_token_secret",
         "device_code",
         "user_code",
+        "registration_access_token",
+        "initial_access_token",
     }
 )
 PASSWORD_FIELDS = frozenset({"password", "new_password", "current_password"})

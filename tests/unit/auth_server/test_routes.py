@@ -29,6 +29,9 @@ EXPECTED = {
     "/api/applications": {"GET", "POST"},
     "/api/applications/<app_id>": {"GET", "PUT", "DELETE"},
     "/oauth2/authorize": {"GET", "POST"},
+    "/oauth2/register": {"POST"},
+    "/oauth2/register/<client_id>": {"GET", "PUT", "DELETE"},
+    "/oauth2/logout": {"GET", "POST"},
     "/account": {"GET"},
     "/account/sign_in": {"GET", "POST"},
     "/account/sign_up": {"GET", "POST"},
@@ -117,6 +120,7 @@ def test_the_description_is_valid_and_tagged() -> None:
             assert method != "head", path
             assert len(op["tags"]) == 1, (method, path)
             page = path.startswith("/account") or path in ("/oauth2/authorize", "/activate")
+            page = path.startswith("/account") or path in ("/oauth2/authorize", "/oauth2/logout")
             assert (op["tags"] == ["pages"]) == page, (method, path, op["tags"])
 
 
