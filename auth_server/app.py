@@ -115,8 +115,14 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     server.install(
         app,
         grants.registered(),
-        (endpoints.Revocation, endpoints.Introspection, DeviceEndpoint),
-        (endpoints.Revocation, endpoints.Introspection, Registration, Configuration, EndSession),
+        (
+            endpoints.Revocation,
+            endpoints.Introspection,
+            DeviceEndpoint,
+            Registration,
+            Configuration,
+            EndSession,
+        ),
     )
     oauth.register(app)
     pages.register(app)

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import warnings
+
 from alembic import context
 from sqlalchemy import create_engine, pool
+from sqlalchemy.exc import SAWarning
 
 from common.models import Base
 from common.search.schema import include_object  # also registers the search tables
 
 config = context.config
+# SQLite cannot reflect the pages' expression indexes (``lower(name)``...): SQLAlchemy and
+# Alembic warn and leave them out of the comparison on that engine (PostgreSQL compares them).
+warnings.filterwarnings(
+    "ignore", message="Skipped unsupported reflection of expression-based index", category=SAWarning
+)
+warnings.filterwarnings(
+    "ignore", message="autogenerate skipping metadata-specified expression-based index"
+)
 target_metadata = Base.metadata
 
 

@@ -119,8 +119,8 @@ def test_the_description_is_valid_and_tagged() -> None:
         for method, op in item.items():
             assert method != "head", path
             assert len(op["tags"]) == 1, (method, path)
-            page = path.startswith("/account") or path in ("/oauth2/authorize", "/activate")
-            page = path.startswith("/account") or path in ("/oauth2/authorize", "/oauth2/logout")
+            pages = ("/oauth2/authorize", "/activate", "/oauth2/logout")
+            page = path.startswith("/account") or path in pages
             assert (op["tags"] == ["pages"]) == page, (method, path, op["tags"])
 
 
