@@ -241,10 +241,20 @@ class AuthSettings(Settings):
     # in seconds (at least a day). The next key is published hours before it signs, and a key
     # stays published until the last token it signed has expired.
     signing_key_rotation: int = 30 * DAY
+    # Storage cleanup (``auth_server.cleanup``): seconds between two background runs (one
+    # process at a time; 0 turns the background cleaner off, e.g. for `artcat db clean` from
+    # cron), rows deleted per transaction, and how long expired or revoked rows are kept.
+    cleanup_interval: int = 300
+    cleanup_batch_size: int = 500
+    cleanup_retention: int = DAY
 
     def __post_init__(self) -> None:
         super().__post_init__()
         choose(self, "url_credentials", URL_CREDENTIALS)
+        if self.cleanup_interval < 0 or self.cleanup_retention < 0:
+            raise SettingsError("CLEANUP_INTERVAL and CLEANUP_RETENTION may not be negative")
+        if not 1 <= self.cleanup_batch_size <= 100_000:
+            raise SettingsError("CLEANUP_BATCH_SIZE must be between 1 and 100000")
         if self.signing_key_rotation < DAY:
             raise SettingsError("SIGNING_KEY_ROTATION must be at least 86400 seconds (a day)")
         check_rates(

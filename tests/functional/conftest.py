@@ -100,8 +100,9 @@ def _fields(settings: Settings) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def auth_settings(base_settings: Settings) -> AuthSettings:
-    """Settings of the auth server under test."""
-    return AuthSettings(**_fields(base_settings))
+    """Settings of the auth server under test (no background storage cleanup: it would delete
+    rows under other tests; test_storage_cleanup runs its own)."""
+    return AuthSettings(**_fields(base_settings), cleanup_interval=0)
 
 
 @pytest.fixture(scope="session")
