@@ -128,6 +128,7 @@ def test_expired_and_revoked_rows_go_and_live_ones_stay(
 
     assert removed == {"tokens": 2, "authorization_codes": 2}
     assert ids(stores, Token) == {live, expired_recently, revoked_recently}
+    assert not {expired_long_ago, revoked_long_ago} & ids(stores, Token)
     assert ids(stores, AuthorizationCode) == {recent_code, live_code}
     assert old_unused_code not in ids(stores, AuthorizationCode)
     with stores.sessions() as s:  # the live token of a code that went keeps its row
