@@ -1,0 +1,177 @@
+"""Two stock OpenID Connect relying parties, unmodified, sign their users in with artcat over
+real HTTP: Authlib's OIDC client (a Flask app configured from the discovery document) and the
+npm library openid-client (an OpenID-certified RP, run by Node.js from tests/rp). Each does
+discovery, the code flow with PKCE and a nonce, validates the ID token against the JWKS
+(signature, iss, aud, nonce, expiry) and calls userinfo; the test plays the browser."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from sqlalchemy.orm import Session, sessionmaker
+
+from common.settings import AuthSettings
+from common.stores import Stores
+from tests.functional.authorize_support import HTTPS_CB, approve
+from tests.functional.conftest import LiveServer
+from tests.functional.oidc_support import (
+    SCOPE,
+    ask_for,
+    forget_cached_keys,
+    relying_party,
+    sign_in_with_artcat,
+)
+from tests.pages import Account, sign_in
+
+RP_DIR = Path(__file__).resolve().parents[1] / "rp"
+RP_SCRIPT = RP_DIR / "openid_client_rp.mjs"
+NPM_TIMEOUT = 300
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """Node.js with openid-client installed in tests/rp (``npm ci`` when it is not yet)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("Node.js and npm are not installed: the openid-client relying party needs them")
+    # One installer at a time (pytest-xdist's workers share the folder).
+    with (RP_DIR / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (RP_DIR / "node_modules" / "openid-client" / "package.json").is_file():
+            subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"],
+                cwd=RP_DIR,
+                check=True,
+                timeout=NPM_TIMEOUT,
+                capture_output=True,
+            )
+    return node
+
+
+@pytest.fixture(autouse=True)
+def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> None:
+    """Each test starts from an empty key table, as the servers then learn."""
+    forget_cached_keys(stores, auth_settings)
+
+
+@pytest.fixture
+def browser(http_auth_server: LiveServer, account: Account) -> Iterator[requests.Session]:
+    """The application's user, signed in on the auth server in a browser-like session."""
+    with requests.Session() as web:
+        assert sign_in(web, http_auth_server.url, account.email).status_code == 302
+        yield web
+
+
+def openid_client(node: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Run one step of the openid-client relying party; return its JSON answer."""
+    done = subprocess.run(
+        [node, str(RP_SCRIPT)],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout, done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    assert (done.returncode == 0) == ("error" not in answer), done.stderr
+    return answer
+
+
+def node_sign_in(
+    node: str, base: str, account: Account, web: requests.Session, **tamper: str
+) -> dict[str, Any]:
+    """Sign in with openid-client: its authorization URL, the consent, its code exchange."""
+    config = {
+        "issuer": base,
+        "client_id": account.client_id,
+        "client_secret": account.client_secret,
+        "redirect_uri": HTTPS_CB,
+        "scope": SCOPE,
+    }
+    started = openid_client(node, {**config, "step": "start"})
+    url = started.pop("authorization_url")
+    assert url.startswith(f"{base}/oauth2/authorize?")
+    assert "code_challenge_method=S256" in url and f"nonce={started['nonce']}" in url
+    callback = approve(web, base, url)
+    assert callback.startswith(HTTPS_CB + "?")
+    return openid_client(
+        node,
+        {**config, **started, **tamper, "step": "finish", "callback_url": callback},
+    )
+
+
+def expected_claims(account: Account) -> dict[str, Any]:
+    """The user's claims both the ID token and userinfo carry for ``openid profile email``."""
+    return {
+        "sub": account.user_id,
+        "name": account.name,
+        "email": account.email,
+        "email_verified": False,
+    }
+
+
+@pytest.mark.parametrize("alg", [None, "RS256"])
+def test_authlib_signs_its_user_in_over_http(
+    http_auth_server: LiveServer,
+    account: Account,
+    browser: requests.Session,
+    sessions: sessionmaker[Session],
+    alg: str | None,
+) -> None:
+    base = http_auth_server.url
+    ask_for(sessions, account, alg)
+    got = sign_in_with_artcat(relying_party(base, account), browser, base)
+    # Authlib checked the signature against the JWKS, iss, aud, exp, nonce and at_hash.
+    claims = got["claims"]
+    assert claims["iss"] == base and claims["aud"] == [account.client_id]
+    assert claims["nonce"] and claims["exp"] > claims["iat"]
+    want = expected_claims(account)
+    assert {k: claims[k] for k in want} == want
+    for answer in (got["get"], got["post"]):
+        assert {k: answer[k] for k in want} == want
+
+
+@pytest.mark.parametrize(("alg", "shown"), [(None, "ES256"), ("RS256", "RS256")])
+def test_openid_client_signs_its_user_in_over_http(
+    node: str,
+    http_auth_server: LiveServer,
+    account: Account,
+    browser: requests.Session,
+    sessions: sessionmaker[Session],
+    alg: str | None,
+    shown: str,
+) -> None:
+    base = http_auth_server.url
+    ask_for(sessions, account, alg)
+    got = node_sign_in(node, base, account, browser, steps=["userinfo"])  # type: ignore[arg-type]
+    assert got["id_token_header"]["alg"] == shown
+    jwks = requests.get(f"{base}/oauth2/jwks", timeout=10).json()["keys"]
+    assert got["id_token_header"]["kid"] in {k["kid"] for k in jwks}
+    claims = got["claims"]
+    assert claims["iss"] == base and claims["aud"] in (account.client_id, [account.client_id])
+    want = expected_claims(account)
+    assert {k: claims[k] for k in want} == want
+    assert {k: got["userinfo"][k] for k in want} == want
+    assert got["token"]["token_type"].lower() == "bearer"
+    assert set(got["token"]["scope"].split()) == set(SCOPE.split())
+
+
+def test_openid_client_refuses_an_id_token_of_another_sign_in(
+    node: str, http_auth_server: LiveServer, account: Account, browser: requests.Session
+) -> None:
+    """The RP really checks: a nonce other than the one it sent is refused, as is a state."""
+    base = http_auth_server.url
+    got = node_sign_in(node, base, account, browser, nonce="another-sign-in")
+    assert got["error"]["code"] == "OAUTH_JWT_CLAIM_COMPARISON_FAILED", got
+    assert got["error"]["claim"] == "nonce"
+    got = node_sign_in(node, base, account, browser, state="another-state")
+    assert got["error"]["code"] == "OAUTH_INVALID_RESPONSE", got
