@@ -8,14 +8,15 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import requests
 from redis import Redis
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.app import create_app as create_auth
@@ -25,7 +26,7 @@ from common.ids import utcnow
 from common.models import Application, AuthorizationCode, Token, User
 from common.settings import AuthSettings, SettingsError
 from common.stores import Stores
-from common.tokens import TOMBSTONE, UNKNOWN, digest
+from common.tokens import TOMBSTONE, UNKNOWN, TokenStore, digest
 from tests import factories
 from tests.functional.cli_support import cli_env, run_cli
 from tests.functional.conftest import LiveServer, start_server
@@ -286,3 +287,35 @@ def test_bad_settings_are_refused() -> None:
         AuthSettings(secret_key="x", cleanup_batch_size=0)
     with pytest.raises(SettingsError, match="CLEANUP_INTERVAL"):
         AuthSettings(secret_key="x", cleanup_interval=-1)
+
+
+def test_a_row_cleaned_away_during_a_read_through_is_not_published(
+    stores: Stores, owner: dict[str, str], settings: AuthSettings, redis_client: Redis
+) -> None:
+    """A read-through that found the row live, then saw it revoked and deleted (and the
+    tombstone lost) before its second look, withdraws the record it published."""
+    with stores.sessions() as s, s.begin():
+        issued = stores.tokens.issue(
+            s, kind="xapp", application_id=owner["app_id"], user_id=None, ttl=3600
+        )
+    reads = 0
+
+    @contextmanager
+    def read_then_cleaned() -> Iterator[Session]:
+        nonlocal reads
+        reads += 1
+        with stores.sessions() as s:
+            yield s
+        if reads == 1:  # between the two looks: revoked, cleaned away, its tombstone lost
+            with stores.sessions() as s, s.begin():
+                s.execute(delete(Token).where(Token.id == issued.row.id))
+
+    racing = TokenStore(
+        redis_client,
+        stores.sessions,
+        prefix=settings.redis_prefix,
+        reads=cast(sessionmaker[Session], read_then_cleaned),
+    )
+    assert racing.lookup(issued.value) is None
+    assert reads == 2
+    assert redis_client.get(racing.key(digest(issued.value))) == TOMBSTONE
