@@ -5,12 +5,14 @@ whose row is gone is still refused by the catalog API over real HTTP."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -30,7 +32,7 @@ from common.tokens import TOMBSTONE, UNKNOWN, TokenStore, digest
 from tests import factories
 from tests.functional.cli_support import cli_env, run_cli
 from tests.functional.conftest import LiveServer, start_server
-from tests.functional.process_support import xapp_token
+from tests.functional.process_support import RedisServer, running, service_env, xapp_token
 
 HOUR = 3600
 RETENTION = 2 * HOUR
@@ -319,3 +321,47 @@ def test_a_row_cleaned_away_during_a_read_through_is_not_published(
     assert racing.lookup(issued.value) is None
     assert reads == 2
     assert redis_client.get(racing.key(digest(issued.value))) == TOMBSTONE
+
+
+def removed_by(url: str) -> float:
+    """Return a serving process's count of token rows removed, from its ``/metrics``."""
+    text = requests.get(f"{url}/metrics", timeout=10).text
+    found = re.search(r'^artcat_cleanup_rows_removed_total\{table="tokens"\} (\S+)$', text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
+@pytest.mark.parametrize("server", ["waitress", "granian"])
+def test_serving_processes_clean_in_turn_and_stop_gracefully(
+    server: str,
+    stores: Stores,
+    owner: dict[str, str],
+    base_settings: Any,
+    redis_server: RedisServer,
+    tmp_path: Path,
+) -> None:
+    """Two `artcat serve auth` processes on one database and Redis: their background cleaners
+    remove every expired row between them, in batches, and each stops with its process."""
+    env = service_env(
+        base_settings,
+        database_url=base_settings.sqlalchemy_url,
+        redis_url=redis_server.url,
+        instance_dir=tmp_path,
+        WSGI_SERVER=server,
+        CLEANUP_INTERVAL="1",
+        CLEANUP_RETENTION="0",
+        CLEANUP_BATCH_SIZE="40",
+    )
+    old = utcnow() - timedelta(minutes=1)
+    for _ in range(100):
+        add_token(stores, owner, expires_at=old)
+    kept = add_token(stores, owner, expires_at=utcnow() + timedelta(hours=1))
+    with running([("auth", env), ("auth", env)], tmp_path / "logs") as services:
+        deadline = time.monotonic() + 20
+        while ids(stores, Token) != {kept} and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert ids(stores, Token) == {kept}
+        assert sum(removed_by(svc.url) for svc in services) == 100
+        for svc in services:
+            svc.terminate()
+        for svc in services:
+            assert svc.proc.wait(15) == 0, svc.output()
