@@ -150,7 +150,7 @@ def test_batches_are_bounded_each_its_own_transaction(
         add_token(stores, owner, expires_at=old)
     keep = add_token(stores, owner, expires_at=utcnow() + timedelta(hours=1))
     cleaner = Cleaner(settings, stores, batch_size=10)
-    tokens = next(s for s in SWEEPS if s.name == "tokens")
+    tokens = next(s for s in SWEEPS if s.name == "tokens.expired")
     seen: list[int] = []
     for count in cleaner.batches(tokens):
         seen.append(count)
@@ -189,7 +189,7 @@ def test_the_lock_holds_against_a_second_cleaner_running_concurrently(
     for _ in range(6):
         add_token(stores, owner, expires_at=old)
     first = Cleaner(settings, stores, batch_size=2, pause=0.3)
-    tokens = next(s for s in SWEEPS if s.name == "tokens")
+    tokens = next(s for s in SWEEPS if s.name == "tokens.expired")
     results: list[Any] = []
     runner = threading.Thread(target=lambda: results.append(first.run()))
     runner.start()
@@ -280,7 +280,7 @@ def test_a_sweep_is_one_entry(
     )
     used = add_code(stores, owner, expires_at=utcnow() - timedelta(minutes=1), used=True)
     add_code(stores, owner, expires_at=utcnow() - timedelta(minutes=1), used=False)
-    assert Cleaner(settings, stores, sweeps=[sweep]).run() == {"unused_codes": 1}
+    assert Cleaner(settings, stores, sweeps=[sweep]).run() == {"authorization_codes": 1}
     assert ids(stores, AuthorizationCode) == {used}
 
 
