@@ -187,7 +187,7 @@ class Cleaner:
                 for count in self.batches(sweep, now):
                     removed[sweep.table.name] += count
                     lock.reacquire()  # raises LockNotOwnedError when the lock was lost
-        except (SQLAlchemyError, LockError):
+        except (SQLAlchemyError, RedisError, LockError):
             RUNS.inc("failed")
             raise
         finally:

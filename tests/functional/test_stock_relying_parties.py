@@ -43,13 +43,16 @@ def node() -> str:
     with (RP_DIR / ".install.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (RP_DIR / "node_modules" / "openid-client" / "package.json").is_file():
-            subprocess.run(
+            done = subprocess.run(
                 [npm, "ci", "--no-audit", "--no-fund"],
                 cwd=RP_DIR,
-                check=True,
+                check=False,
                 timeout=NPM_TIMEOUT,
                 capture_output=True,
+                text=True,
             )
+            if done.returncode != 0:
+                pytest.fail(f"npm ci in {RP_DIR} failed:\n{done.stdout}\n{done.stderr}")
     return node
 
 
