@@ -22,7 +22,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.app import create_app as create_auth
-from auth_server.cleanup import REMOVED, SWEEPS, Cleaner, Sweep
+from auth_server.cleanup import REMOVED, SWEEPS, Cleaner, Sweep, lock_key
 from auth_server.codes import issue_code
 from common.ids import utcnow
 from common.models import Application, AuthorizationCode, Token, User
@@ -194,7 +194,10 @@ def test_the_lock_holds_against_a_second_cleaner_running_concurrently(
     runner = threading.Thread(target=lambda: results.append(first.run()))
     runner.start()
     try:
-        time.sleep(0.2)  # the first has its lock and is between batches
+        deadline = time.monotonic() + 10
+        while not stores.redis.exists(lock_key(settings.redis_prefix)):  # the first has it
+            assert time.monotonic() < deadline, "the first cleaner never took the lock"
+            time.sleep(0.01)
         assert Cleaner(settings, stores, sweeps=[tokens]).run() is None
     finally:
         runner.join(10)
@@ -356,7 +359,7 @@ def test_serving_processes_clean_in_turn_and_stop_gracefully(
         add_token(stores, owner, expires_at=old)
     kept = add_token(stores, owner, expires_at=utcnow() + timedelta(hours=1))
     with running([("auth", env), ("auth", env)], tmp_path / "logs") as services:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         while ids(stores, Token) != {kept} and time.monotonic() < deadline:
             time.sleep(0.2)
         assert ids(stores, Token) == {kept}
