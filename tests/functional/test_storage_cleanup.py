@@ -5,6 +5,7 @@ whose row is gone is still refused by the catalog API over real HTTP."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import time
@@ -18,11 +19,13 @@ from typing import Any, cast
 import pytest
 import requests
 from redis import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.app import create_app as create_auth
-from auth_server.cleanup import REMOVED, SWEEPS, Cleaner, Sweep, lock_key
+from auth_server.cleanup import REMOVED, SWEEPS, Background, Cleaner, Sweep, lock_key
 from auth_server.codes import issue_code
 from common.ids import utcnow
 from common.models import Application, AuthorizationCode, Token, User
@@ -32,7 +35,13 @@ from common.tokens import TOMBSTONE, UNKNOWN, TokenStore, digest
 from tests import factories
 from tests.functional.cli_support import cli_env, run_cli
 from tests.functional.conftest import LiveServer, start_server
-from tests.functional.process_support import RedisServer, running, service_env, xapp_token
+from tests.functional.process_support import (
+    RedisServer,
+    free_port,
+    running,
+    service_env,
+    xapp_token,
+)
 
 HOUR = 3600
 RETENTION = 2 * HOUR
@@ -368,3 +377,26 @@ def test_serving_processes_clean_in_turn_and_stop_gracefully(
             svc.terminate()
         for svc in services:
             assert svc.proc.wait(15) == 0, svc.output()
+
+
+def test_a_background_cleaner_outlives_a_store_that_is_away(
+    auth_settings: AuthSettings, stores: Stores, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis unreachable: each run fails, is logged and counted, and the thread goes on."""
+    away = Redis(
+        host="127.0.0.1", port=free_port(), socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0)
+    )
+    broken = Stores(stores.engine, stores.sessions, away, stores.tokens)
+    background = Background(replace(auth_settings, cleanup_interval=1), broken)
+    caplog.set_level(logging.ERROR, logger="artcat.cleanup")
+    background.ensure_started()
+    try:
+        deadline = time.monotonic() + 10
+        while len(caplog.records) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(caplog.records) >= 2  # failed, then tried again
+        assert "storage cleanup failed" in caplog.records[0].getMessage()
+        assert background.thread is not None and background.thread.is_alive()
+    finally:
+        background.stop()
+    assert not background.thread.is_alive()
