@@ -9,6 +9,7 @@ from werkzeug.wrappers import Response
 from auth_server import endpoints, errors, grants, oauth, server
 from auth_server import web as pages
 from auth_server.accounts import password_hasher
+from auth_server.cleanup import Background
 from auth_server.context import AuthServices, services
 from auth_server.grants.device_code import DeviceEndpoint
 from auth_server.logout import EndSession
@@ -129,6 +130,11 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     app.extensions["artcat.openapi"] = describe()
+    # Expired rows leave in the background, from the first request of each process on.
+    cleaner = app.extensions["artcat.cleanup"] = Background(
+        settings, app.extensions["artcat"].stores
+    )
+    app.before_request(cleaner.ensure_started)
     # Request ids, access log and metrics (and GET /metrics); first of the before_request hooks,
     # so that a request another hook refuses is still labelled with its route.
     app.before_request_funcs.setdefault(None, []).insert(0, _refuse_secrets_in_query)

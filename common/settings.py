@@ -269,11 +269,21 @@ class AuthSettings(Settings):
     # address (every attempt counts, a refused one too).
     client_registration: str = "token"
     client_registrations_per_ip: str = "20/hour"
+    # Storage cleanup (``auth_server.cleanup``): seconds between two background runs (one
+    # process at a time; 0 turns the background cleaner off, e.g. for `artcat db clean` from
+    # cron), rows deleted per transaction, and how long expired or revoked rows are kept.
+    cleanup_interval: int = 300
+    cleanup_batch_size: int = 500
+    cleanup_retention: int = DAY
 
     def __post_init__(self) -> None:
         super().__post_init__()
         choose(self, "url_credentials", URL_CREDENTIALS)
         choose(self, "client_registration", CLIENT_REGISTRATION)
+        if self.cleanup_interval < 0 or self.cleanup_retention < 0:
+            raise SettingsError("CLEANUP_INTERVAL and CLEANUP_RETENTION may not be negative")
+        if not 1 <= self.cleanup_batch_size <= 100_000:
+            raise SettingsError("CLEANUP_BATCH_SIZE must be between 1 and 100000")
         if self.signing_key_rotation < DAY:
             raise SettingsError("SIGNING_KEY_ROTATION must be at least 86400 seconds (a day)")
         if not 0 <= self.refresh_grace_period <= MAX_REFRESH_GRACE:

@@ -7,6 +7,8 @@ back with SET NX. Unknown digests are cached negatively for a short time. Expiry
 and then overwrites the Redis key with a tombstone, so a concurrent read-through cannot
 resurrect it; a read-through that published a record reads the row again, so that one read
 before an expiry and written after its tombstone was lost (a flush, a failover) is withdrawn.
+The storage cleanup (``auth_server.cleanup``) deletes a row only once it is expired or revoked:
+a deleted token is then unknown, refused as an expired one is.
 Disabling a user or an application expires their tokens the same way; the read-through also
 refuses (and never publishes) a token whose user or application is disabled.
 """
@@ -253,12 +255,13 @@ class TokenStore:
         return _counted_miss("valid", record)
 
     def _expired_since(self, token_digest: str) -> bool:
-        """Tell whether the token's row is expired now (read again after publishing it)."""
+        """Tell whether the token's row is expired now (read again after publishing it); a row
+        gone (the storage cleanup deletes only expired rows) counts as expired."""
         with self.reads() as session:
-            expired_at = session.scalar(
+            found = session.execute(
                 select(Token.expired_at).where(Token.digest == token_digest)
-            )
-        return expired_at is not None
+            ).first()
+        return found is None or found.expired_at is not None
 
     # -- expiring (auth server) ------------------------------------------------------------
 

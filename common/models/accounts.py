@@ -109,7 +109,7 @@ class Token(Base):
     code_id: Mapped[str | None] = FK("authorization_codes.id", nullable=True, ondelete="SET NULL")
     created_at: Mapped[datetime] = mapped_column()
     expires_at: Mapped[datetime] = mapped_column(index=True)
-    expired_at: Mapped[datetime | None] = mapped_column()
+    expired_at: Mapped[datetime | None] = mapped_column(index=True)  # revoked (storage cleanup)
 
 
 class AuthorizationCode(Base):
@@ -128,7 +128,7 @@ class AuthorizationCode(Base):
     nonce: Mapped[str | None] = mapped_column(String(255))
     auth_time: Mapped[datetime | None] = mapped_column()
     created_at: Mapped[datetime] = mapped_column()
-    expires_at: Mapped[datetime] = mapped_column()
+    expires_at: Mapped[datetime] = mapped_column(index=True)  # storage cleanup
     used_at: Mapped[datetime | None] = mapped_column()
 
 

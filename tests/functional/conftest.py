@@ -100,12 +100,15 @@ def _fields(settings: Settings) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def auth_settings(base_settings: Settings) -> AuthSettings:
-    """Settings of the auth server under test (the device flow's per-address limits high:
-    every test asks from 127.0.0.1; its throttle tests run servers of their own)."""
+    """Settings of the auth server under test: the device flow's per-address limits high
+    (every test asks from 127.0.0.1; its throttle tests run servers of their own), and no
+    background storage cleanup (it would delete rows under other tests; test_storage_cleanup
+    runs its own)."""
     return AuthSettings(
         **_fields(base_settings),
         device_authorizations_per_ip="10000/minute",
         device_code_failures_per_ip="10000/hour",
+        cleanup_interval=0,
     )
 
 
