@@ -28,6 +28,7 @@ from common.models.catalog import (
     Profile,
 )
 from common.models.events import Bidder, Fair, Sale, SaleArtwork, Show, ShowArtwork
+from common.models.mirrors import ImageMirror
 
 __all__ = [
     "ARTIST_DESCRIPTION",
@@ -47,6 +48,7 @@ __all__ = [
     "Fair",
     "Gene",
     "Image",
+    "ImageMirror",
     "Partner",
     "PartnerUser",
     "Profile",
