@@ -58,15 +58,20 @@ def demo_picture(token: str, version: str) -> bytes:
 
 
 def placeholder_svg(title: str | None, artist: str | None, version: str = "large") -> bytes:
-    """Return the SVG drawn in place of an image the instance does not have."""
+    """Return the SVG drawn in place of an image the instance does not have: a framed picture
+    sign, with the artwork's title (``""``: Untitled) and artist; no text when ``title`` is
+    None (the placeholder of no artwork in particular)."""
     width, height = box(version)
-    lines = [escape((title or "Untitled")[:60])]
-    if artist:
-        lines.append(escape(artist[:60]))
-    size = max(10, min(width, height) // 14)
+    lines = [] if title is None else [_clip(title or "Untitled")]
+    if artist and lines:
+        lines.append(_clip(artist))
+    # As large as the box allows, small enough that the longest line fits its width (a
+    # character of a sans-serif font is about 0.55 of its size wide).
+    longest = max((len(line) for line in lines), default=1)
+    size = max(8, min(min(width, height) // 14, int(width * 0.9 / (0.55 * longest))))
     texts = "".join(
         f'<text x="50%" y="{62 + i * 9}%" font-size="{size if i == 0 else size * 0.85:.0f}" '
-        f'fill="{"#1d1d1f" if i == 0 else "#4a4a4f"}" text-anchor="middle">{line}</text>'
+        f'fill="{"#1d1d1f" if i == 0 else "#4a4a4f"}" text-anchor="middle">{escape(line)}</text>'
         for i, line in enumerate(lines)
     )
     frame = min(width, height) // 5
@@ -84,3 +89,9 @@ def placeholder_svg(title: str | None, artist: str | None, version: str = "large
         f'fill="#0b4f9c" opacity="0.6"/>'
         f'<g font-family="system-ui, sans-serif">{texts}</g></svg>'
     ).encode()
+
+
+def _clip(text: str, most: int = 48) -> str:
+    """Return a line of text cut to ``most`` characters (an ellipsis saying so)."""
+    text = " ".join(text.split())
+    return text if len(text) <= most else text[: most - 1].rstrip() + "…"

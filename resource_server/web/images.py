@@ -7,7 +7,8 @@ Three kinds of folder, each under a URL that never changes meaning:
 - ``demo-<token>``: a demo catalog picture, drawn from its token on first request and kept in
   the store (the same bytes for a token and version on every machine);
 - ``placeholder-<artwork id>``: what is shown for an image the museum no longer serves (an SVG
-  with the artwork's title and artist, not immutable: both may be edited).
+  with the artwork's title and artist, not immutable: both may be edited); ``placeholder``
+  alone: the same drawing without text (any other record's missing image).
 
 Every answer carries an ETag and answers ``If-None-Match`` with 304.
 """
@@ -33,7 +34,7 @@ PLACEHOLDER_CACHE = ("public", "max-age=3600")
 # An SVG opened on its own is a document: it may run nothing and load nothing.
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 _DEMO = re.compile(r"demo-[A-Za-z0-9_-]{10,43}")
-_PLACEHOLDER = re.compile(r"placeholder-([0-9a-f]{24})")
+_PLACEHOLDER = re.compile(r"placeholder(?:-([0-9a-f]{24}))?")
 _NAME = re.compile(r"([A-Za-z0-9_-]{1,40})\.(jpg|svg)")
 
 
@@ -80,9 +81,15 @@ class ImageFile(Resource):
         return data
 
     def placeholder(
-        self, req: falcon.Request, resp: falcon.Response, artwork_id: str, version: str
+        self, req: falcon.Request, resp: falcon.Response, artwork_id: str | None, version: str
     ) -> None:
-        """Answer the placeholder of an artwork (its title and first artist when published)."""
+        """Answer the placeholder of an artwork (its title and first artist when published;
+        without text for any other)."""
+        if artwork_id is None:
+            data = placeholder_svg(None, None, version)
+            _answer(req, resp, f"ph-{version}", data, "image/svg+xml", PLACEHOLDER_CACHE)
+            resp.set_header("Content-Security-Policy", SVG_CSP)
+            return
         with self.stores.reads() as session:
             title = session.scalar(
                 select(Artwork.title).where(Artwork.id == artwork_id, Artwork.published.is_(True))

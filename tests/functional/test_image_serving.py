@@ -85,7 +85,9 @@ def test_an_artwork_the_museum_no_longer_serves_shows_the_placeholder(catalog: C
     with catalog.sessions() as s, s.begin():
         s.execute(update(Artwork).where(Artwork.id == work.id).values(published=False))
     hidden = get(f"{catalog.url}/images/placeholder-{work.id}/medium.svg")
-    assert hidden.status_code == 200 and "alert" not in hidden.text and "Untitled" in hidden.text
+    assert hidden.status_code == 200 and "<svg" in hidden.text and "<text" not in hidden.text
+    plain = get(f"{catalog.url}/images/placeholder/medium.svg")
+    assert plain.status_code == 200 and "<text" not in plain.text
     assert get(f"{catalog.url}/images/placeholder-nothex/medium.svg").status_code == 404
 
 

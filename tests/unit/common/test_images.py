@@ -120,4 +120,5 @@ def test_the_placeholder_escapes_what_it_shows() -> None:
     svg = placeholder_svg('<b>"Night" & day</b>', "O'Keeffe <x>").decode()
     assert svg.startswith("<svg") and "<b>" not in svg and "<x>" not in svg
     assert "&lt;b&gt;" in svg and "&amp; day" in svg
-    assert "Untitled" in placeholder_svg(None, None).decode()
+    assert "Untitled" in placeholder_svg("", "Someone").decode()
+    assert "<text" not in placeholder_svg(None, "Someone").decode()
