@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import io
+import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
@@ -207,9 +208,23 @@ class Done:
     height: int
 
 
-def mirror(job: Job, session: requests.Session, store: ImageStore, options: FetchOptions) -> Done:
+class Sessions(threading.local):
+    """One HTTP session per worker thread (its own connection pool, kept between images)."""
+
+    def get(self) -> requests.Session:
+        """Return this thread's session, made on its first use."""
+        session: requests.Session | None = getattr(self, "session", None)
+        if session is None:
+            session = self.session = requests.Session()
+            session.headers["User-Agent"] = "artcat-image-mirror"
+        return session
+
+
+def mirror(job: Job, sessions: Sessions, store: ImageStore, options: FetchOptions) -> Done:
     """Fetch, check and store every version of one image (a thread pool worker's task)."""
-    data = download(session, source_url(job.template, job.versions, options.rewrites), options)
+    data = download(
+        sessions.get(), source_url(job.template, job.versions, options.rewrites), options
+    )
     picture = decode(data, options.max_pixels)
     digest = hashlib.sha256(data).hexdigest()[:32]
     for version in job.versions:
@@ -350,17 +365,16 @@ def _fetch(engine: Engine, store: ImageStore, options: FetchOptions) -> FetchRep
     report = FetchReport(to_do=len(todo))
     if not todo:
         return report
+    sessions = Sessions()
     with (
-        requests.Session() as session,
         ThreadPoolExecutor(max_workers=options.workers, thread_name_prefix="image") as pool,
         tqdm(total=len(todo), desc="images", unit="image", disable=not options.progress) as bar,
     ):
-        session.headers["User-Agent"] = "artcat-image-mirror"
         futures: dict[Future[Done], Job] = {
-            pool.submit(mirror, job, session, store, options): job for job in todo
+            pool.submit(mirror, job, sessions, store, options): job for job in todo
         }
         try:
-            for future in _completed(futures):
+            for future in as_completed(futures):
                 job = futures[future]
                 try:
                     outcome: Done | FetchFailure = future.result()
@@ -379,7 +393,3 @@ def _fetch(engine: Engine, store: ImageStore, options: FetchOptions) -> FetchRep
             pool.shutdown(wait=True, cancel_futures=True)
             raise
     return report
-
-
-def _completed(futures: dict[Future[Done], Job]) -> Iterator[Future[Done]]:
-    yield from as_completed(futures)

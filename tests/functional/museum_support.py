@@ -84,6 +84,8 @@ def museum() -> Iterator[Museum]:
             asked[self.path] += 1
             if case == "slow":
                 stopping.wait(SLOW_SECONDS)  # past the fetch's timeout
+            if case == "recovers":  # gone at first, back from the second request on
+                case = "missing" if asked[self.path] == 1 else "good-jpeg"
             if case == "huge":
                 self.send_response(200)
                 self.send_header("Content-Type", "image/jpeg")  # no length: read until cut

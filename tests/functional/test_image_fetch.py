@@ -13,7 +13,7 @@ from typing import Any
 import falcon.testing
 import pytest
 from PIL import Image
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Engine, insert, select, update
 
 from artcat.image_fetch import FetchOptions, fetch_images, placeholder_template
 from common.ids import new_id
@@ -155,6 +155,26 @@ def test_a_second_run_fetches_nothing_and_a_retry_only_the_failed(
     assert retried.to_do == 1 and dict(retried.failed) == {"not_found": 1}
     assert mirrors(clean_db)[ids["missing"]].attempts == 2
     assert mirrors(clean_db)[ids["good-jpeg"]].attempts == 1
+
+
+def test_an_image_that_comes_back_replaces_its_placeholder(
+    clean_db: Engine, stand_in: Museum, backend: tuple[ImageStore, str]
+) -> None:
+    store, _ = backend
+    work = add_artworks(clean_db, ("recovers",))["recovers"]
+    with clean_db.begin() as conn:  # a path of its own: the museum counts requests by path
+        conn.execute(
+            update(Artwork)
+            .where(Artwork.id == work)
+            .values(image_url=f"{PUBLISHED}recovers/{work}/{{image_version}}.jpg")
+        )
+    assert fetch_images(clean_db, store, options(stand_in)).failed == {"not_found": 1}
+    assert image_urls(clean_db)[work] == placeholder_template(work)
+    retried = fetch_images(clean_db, store, options(stand_in, retry_failed=True))
+    assert retried.mirrored == 1
+    row = mirrors(clean_db)[work]
+    assert (row.status, row.attempts, row.reason) == ("mirrored", 2, None)
+    assert image_urls(clean_db)[work] == instance_template(row.digest)
 
 
 class Interrupted(Exception):
