@@ -130,3 +130,17 @@ def test_the_api_links_to_the_mirrored_copy(
     assert '<script src="/static/images.js" defer></script>' in html
     script = get(f"{catalog.url}/static/images.js")
     assert script.status_code == 200 and "data-fallback" in script.text
+
+
+def test_search_results_link_to_the_instances_images(catalog: Catalog) -> None:
+    work = an_artwork(catalog)
+    found = catalog.ok("/search", q=work.title, type="artwork", size=10)
+    thumbnails = [
+        r["_links"]["thumbnail"]["href"]
+        for r in found["_embedded"]["results"]
+        if "thumbnail" in r["_links"]
+    ]
+    assert thumbnails, found
+    for href in thumbnails:
+        assert href.startswith(f"{catalog.url}/images/demo-"), href
+        assert get(href).status_code == 200

@@ -1,5 +1,6 @@
 """``/images/{folder}/{name}`` reads the image store by key: no spelling of a path reaches a
-file outside the store (the database, the secret key, anything beside the images).
+file outside the store (the database, the secret key, anything beside the images); and an
+unpublished artwork's placeholder does not show its title or artist.
 
 The attack: ask the public port, in raw HTTP (no client normalising the path), for the files
 beside the store through ``..`` in every encoding. Every answer is a 404 and none carries the
@@ -11,8 +12,11 @@ import http.client
 from urllib.parse import urlsplit
 
 import pytest
+from sqlalchemy import Engine, insert
 
+from common.ids import new_id
 from common.images.store import open_store
+from common.models import Artwork
 from common.settings import Settings
 from tests.functional.conftest import LiveServer
 
@@ -62,3 +66,22 @@ def test_no_path_leaves_the_image_store(
         status, body = raw_get(resource_server, target)
         assert status in (400, 404), (target, status)
         assert SECRET not in body, target
+
+
+def test_an_unpublished_artworks_placeholder_names_nothing(
+    resource_server: LiveServer, clean_db: Engine
+) -> None:
+    secret_title = "Unannounced acquisition"
+    hidden, shown = new_id(), new_id()
+    with clean_db.begin() as conn:
+        conn.execute(
+            insert(Artwork),
+            [
+                {"id": hidden, "slug": "hidden", "title": secret_title, "published": False},
+                {"id": shown, "slug": "shown", "title": "On view", "published": True},
+            ],
+        )
+    status, body = raw_get(resource_server, f"/images/placeholder-{hidden}/large.svg")
+    assert status == 200 and body.startswith(b"<svg") and secret_title.encode() not in body
+    status, body = raw_get(resource_server, f"/images/placeholder-{shown}/large.svg")
+    assert status == 200 and b"On view" in body
