@@ -9,6 +9,7 @@ from artcat.image_fetch import FetchOptions, fetch_images
 from common.catalog_version import announce_catalog_change
 from common.db import make_engine, upgrade
 from common.images.store import ImageStoreError, open_store
+from common.search.indexer import reindex
 
 
 @click.group()
@@ -37,10 +38,15 @@ def images_fetch(
         raise click.ClickException(str(error)) from None
     upgrade(settings)
     engine = make_engine(settings)
+    changed: tuple[str, ...] = ("artworks",)
     try:
         report = fetch_images(engine, store, options)
+        if report.to_do:
+            # Search results show the artworks' thumbnails: they follow the new image URLs.
+            reindex(engine)
+            changed = ("artworks", "search")
     finally:
         engine.dispose()
         # Whatever was recorded before an interruption is published too.
-        announce_catalog_change(settings, ("artworks",))
+        announce_catalog_change(settings, changed)
     click.echo(report.summary())
