@@ -11,7 +11,8 @@ A download is refused, and the reason recorded, when the museum answers 404/410
 sends something other than an image (``content_type``), more than IMAGE_MAX_BYTES or more
 than IMAGE_MAX_PIXELS pixels (``too_big``: the body is read in chunks and dropped past the
 cap; the pixel count is checked before decoding), or bytes Pillow cannot decode
-(``undecodable``). Images the museum no longer serves (every reason but a timeout, an
+(``undecodable``); a URL on a host that is not public is never asked (``refused``, see
+``check_host``). Images the museum no longer serves (every reason but a timeout, an
 unreachable host or an HTTP error) keep their artwork, whose image becomes the placeholder.
 """
 
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import ipaddress
+import socket
 import threading
 import time
 from collections import Counter
@@ -26,6 +29,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import requests
 from PIL import Image
@@ -44,8 +48,9 @@ from common.settings import Settings
 DEFAULT_VERSIONS = ["square", "medium", "large", "larger"]
 # Reasons that mean the museum does not serve this image (any more): its page shows the
 # placeholder. The others may pass (a slow or unreachable host, a server error).
-GONE = frozenset({"not_found", "content_type", "too_big", "undecodable"})
+GONE = frozenset({"not_found", "content_type", "too_big", "undecodable", "refused"})
 CHUNK = 64 * 1024
+MAX_REDIRECTS = 5
 
 
 class FetchFailure(Exception):
@@ -133,11 +138,43 @@ def source_url(template: str, versions: Sequence[str], rewrites: Sequence[tuple[
     return url
 
 
+def check_host(url: str, options: FetchOptions) -> None:
+    """Refuse a URL that is not http(s), or whose host has an address that is not public
+    (loopback, private, link-local such as a cloud's metadata service...): the museums' files
+    are anyone's to edit, and the instance would publish what it fetched. A URL under a
+    rewrite's target is the operator's own mirror, trusted as it is."""
+    if any(url.startswith(target) for _, target in options.rewrites):
+        return
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise FetchFailure("refused", "not an http(s) URL")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        found = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError, ValueError):
+        raise FetchFailure("unreachable", "no such host") from None
+    for *_, sockaddr in found:
+        if not ipaddress.ip_address(str(sockaddr[0]).split("%")[0]).is_global:
+            raise FetchFailure("refused", f"{parts.hostname} is not a public address")
+
+
+def _open(session: requests.Session, url: str, options: FetchOptions) -> requests.Response:
+    """Return the response at the end of a URL's redirects, each hop's host checked first."""
+    for _ in range(MAX_REDIRECTS + 1):
+        check_host(url, options)
+        reply = session.get(url, stream=True, timeout=options.timeout, allow_redirects=False)
+        if not reply.is_redirect:
+            return reply
+        url = urljoin(url, reply.headers.get("Location", ""))
+        reply.close()
+    raise FetchFailure("http_error", f"more than {MAX_REDIRECTS} redirects")
+
+
 def download(session: requests.Session, url: str, options: FetchOptions) -> bytes:
     """Return an image's bytes, or raise ``FetchFailure`` (read in chunks, stopped at the cap)."""
     deadline = time.monotonic() + 4 * options.timeout
     try:
-        with session.get(url, stream=True, timeout=options.timeout) as reply:
+        with _open(session, url, options) as reply:
             if reply.status_code in (404, 410):
                 raise FetchFailure("not_found", f"HTTP {reply.status_code}")
             if reply.status_code != 200:

@@ -84,6 +84,12 @@ def museum() -> Iterator[Museum]:
             asked[self.path] += 1
             if case == "slow":
                 stopping.wait(SLOW_SECONDS)  # past the fetch's timeout
+            if case == "redirect":  # to the good JPEG, on the same host
+                self.send_response(302)
+                self.send_header("Location", "/good-jpeg/large.jpg")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             if case == "recovers":  # gone at first, back from the second request on
                 case = "missing" if asked[self.path] == 1 else "good-jpeg"
             if case == "huge":

@@ -177,6 +177,32 @@ def test_an_image_that_comes_back_replaces_its_placeholder(
     assert image_urls(clean_db)[work] == instance_template(row.digest)
 
 
+def test_redirects_are_followed_and_private_hosts_never_asked(
+    clean_db: Engine, stand_in: Museum, backend: tuple[ImageStore, str]
+) -> None:
+    store, _ = backend
+    ids = add_artworks(clean_db, ("redirect", "good-png"))
+    # A published URL straight at a loopback address (the museum's files are anyone's to
+    # edit): not under a rewrite's target, so refused before any request.
+    with clean_db.begin() as conn:
+        conn.execute(
+            update(Artwork)
+            .where(Artwork.id == ids["good-png"])
+            .values(
+                image_url=stand_in.url.replace("127.0.0.1", "localhost")
+                + "good-png/{image_version}.jpg"
+            )
+        )
+    asked = stand_in.asked["/good-png/large.jpg"]
+    report = fetch_images(clean_db, store, options(stand_in))
+    rows = mirrors(clean_db)
+    assert rows[ids["redirect"]].status == "mirrored"
+    assert rows[ids["good-png"]].status == "failed"
+    assert rows[ids["good-png"]].reason.startswith("refused: localhost is not a public address")
+    assert stand_in.asked["/good-png/large.jpg"] == asked
+    assert report.failed == {"refused": 1}
+
+
 class Interrupted(Exception):
     """A store that fails mid-run (a full disk, a lost connection, Ctrl-C)."""
 

@@ -12,7 +12,9 @@ from PIL import Image
 from artcat.image_fetch import (
     DEFAULT_VERSIONS,
     FetchFailure,
+    FetchOptions,
     FetchReport,
+    check_host,
     decode,
     parse_rewrites,
     source_url,
@@ -72,3 +74,22 @@ def test_the_summary_counts_by_reason() -> None:
     assert lines[2] == f"  artwork {'a' * 24}: timeout: ReadTimeout (http://x)"
     assert lines[3] == "  ... and 1 more"
     assert FetchReport().summary().startswith("Nothing to fetch")
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1/x.jpg", "http://169.254.169.254/latest/meta-data", "http://10.1.2.3/a",
+     "http://[::1]:8080/a", "http://localhost/a", "file:///etc/passwd", "ftp://a.org/x",
+     "http:///nohost"],
+)  # fmt: skip
+def test_a_host_that_is_not_public_is_refused(url: str) -> None:
+    with pytest.raises(FetchFailure) as refused:
+        check_host(url, FetchOptions())
+    assert refused.value.reason == "refused"
+
+
+def test_a_rewrite_target_is_trusted() -> None:
+    options = FetchOptions(rewrites=(("http://museum.org/", "http://127.0.0.1:9/"),))
+    check_host("http://127.0.0.1:9/x.jpg", options)  # no exception
+    with pytest.raises(FetchFailure):
+        check_host("http://127.0.0.1:10/x.jpg", options)
