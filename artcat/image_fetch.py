@@ -33,7 +33,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 from PIL import Image
-from sqlalchemy import and_, exists, insert, literal, or_, select, update
+from sqlalchemy import and_, exists, func, insert, literal, or_, select, update
 from sqlalchemy.engine import Engine
 from tqdm import tqdm
 
@@ -430,3 +430,25 @@ def _fetch(engine: Engine, store: ImageStore, options: FetchOptions) -> FetchRep
             pool.shutdown(wait=True, cancel_futures=True)
             raise
     return report
+
+
+def mirror_counts(engine: Engine) -> dict[str, int]:
+    """Return how many images are in each state, and the failed ones by reason."""
+    with engine.connect() as conn:
+        states: dict[str, int] = {
+            status: n
+            for status, n in conn.execute(
+                select(ImageMirror.status, func.count()).group_by(ImageMirror.status)
+            )
+        }
+        failed = conn.execute(
+            select(ImageMirror.reason, func.count())
+            .where(ImageMirror.status == FAILED)
+            .group_by(ImageMirror.reason)
+        ).all()
+    counts = {state: int(states.get(state, 0)) for state in (PENDING, MIRRORED, FAILED)}
+    by_reason: Counter[str] = Counter()
+    for text, n in failed:
+        by_reason[str(text or "").split(":")[0] or "unknown"] += int(n)
+    counts.update({f"failed {name}": n for name, n in sorted(by_reason.items())})
+    return counts

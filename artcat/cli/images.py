@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from artcat.cli.support import instance_settings
-from artcat.image_fetch import FetchOptions, fetch_images
+from artcat.cli.support import emit, instance_settings
+from artcat.image_fetch import FetchOptions, fetch_images, mirror_counts
 from common.catalog_version import announce_catalog_change
 from common.db import make_engine, upgrade
 from common.images.store import ImageStoreError, open_store
@@ -50,3 +50,16 @@ def images_fetch(
         # Whatever was recorded before an interruption is published too.
         announce_catalog_change(settings, changed)
     click.echo(report.summary())
+
+
+@images.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def images_status(as_json: bool) -> None:
+    """Count the images pending, mirrored and failed (by reason)."""
+    settings = instance_settings()
+    upgrade(settings)
+    engine = make_engine(settings)
+    try:
+        emit(as_json, dict(mirror_counts(engine)))
+    finally:
+        engine.dispose()

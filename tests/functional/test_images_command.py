@@ -40,6 +40,8 @@ def test_fetch_prints_its_summary_and_a_second_run_does_nothing(
         assert "Nothing to fetch" in run_cli(env, "images", "fetch", "--no-progress")
         retried = run_cli(env, "images", "fetch", "--retry-failed", "--no-progress")
         assert "0 of 1 images mirrored, 1 failed." in retried
+        status = run_cli(env, "images", "status")
+        assert "pending: 0\nmirrored: 1\nfailed: 1\nfailed not_found: 1\n" in status
 
 
 def test_a_bad_setting_is_a_plain_error(base_settings: Settings) -> None:
