@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from artcat.cli.support import emit, instance_settings
-from artcat.image_fetch import FetchOptions, fetch_images, mirror_counts
+from artcat.image_download import FetchOptions
+from artcat.image_fetch import fetch_images, mirror_counts
 from common.catalog_version import announce_catalog_change
 from common.db import make_engine, upgrade
 from common.images.store import ImageStoreError, open_store

@@ -15,7 +15,8 @@ import pytest
 from PIL import Image
 from sqlalchemy import Engine, insert, select, update
 
-from artcat.image_fetch import FetchOptions, fetch_images, placeholder_template
+from artcat.image_download import FetchOptions
+from artcat.image_fetch import fetch_images, placeholder_template
 from common.ids import new_id
 from common.images.store import FolderStore, ImageStore, S3Store
 from common.images.versions import instance_template

@@ -12,7 +12,8 @@ import requests
 from PIL import Image
 from sqlalchemy import Engine, select, update
 
-from artcat.image_fetch import FetchOptions, fetch_images
+from artcat.image_download import FetchOptions
+from artcat.image_fetch import fetch_images
 from common.images.store import open_store
 from common.images.versions import BOXES
 from common.models import Artwork

@@ -9,17 +9,15 @@ from collections import Counter
 import pytest
 from PIL import Image
 
-from artcat.image_fetch import (
-    DEFAULT_VERSIONS,
+from artcat.image_download import (
     FetchFailure,
     FetchOptions,
-    FetchReport,
     check_host,
     decode,
     parse_rewrites,
     source_url,
-    versions_of,
 )
+from artcat.image_fetch import DEFAULT_VERSIONS, FetchReport, versions_of
 
 
 def test_the_largest_version_is_fetched_from_the_rewritten_host() -> None:
