@@ -61,7 +61,7 @@ class FolderStore:
         """Return a file's bytes, or None when there is none."""
         try:
             return self._path(key).read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
 
     def put(self, key: str, data: bytes, content_type: str) -> None:

@@ -16,6 +16,7 @@ Every answer carries an ETag and answers ``If-None-Match`` with 304.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from typing import Any
 
@@ -29,6 +30,7 @@ from common.models import Artist, Artwork, ArtworkArtist
 from resource_server.resources.base import Resource
 from resource_server.web.render import SECURITY_HEADERS
 
+LOG = logging.getLogger("artcat.images")
 IMMUTABLE = ("public", "max-age=31536000", "immutable")
 PLACEHOLDER_CACHE = ("public", "max-age=3600")
 # An SVG opened on its own is a document: it may run nothing and load nothing.
@@ -77,7 +79,10 @@ class ImageFile(Resource):
         data = self.store.get(key)
         if data is None:
             data = demo_picture(folder.removeprefix("demo-"), version)
-            self.store.put(key, data, JPEG)
+            try:
+                self.store.put(key, data, JPEG)
+            except Exception:  # a read-only store: the picture is drawn again next time
+                LOG.warning("could not keep demo picture %s in the image store", key)
         return data
 
     def placeholder(

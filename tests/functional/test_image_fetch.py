@@ -281,3 +281,15 @@ def test_the_catalog_serves_the_versions_for_good(
                  f"/images/{digest}/..%2F..%2Fetc.jpg", f"/images/{digest}/medium.png",
                  "/images/..%2F/medium.jpg", "/images/demo-x/medium.jpg"):  # fmt: skip
         assert client.simulate_get(path).status_code == 404, path
+
+
+def test_a_store_that_cannot_be_written_still_serves_the_demo_pictures(
+    tmp_path: Path, base_settings: Settings, stores: Stores
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_bytes(b"")  # the store's folder would be under a file: no write succeeds
+    fields = {f: getattr(base_settings, f) for f in base_settings.__dataclass_fields__}
+    settings = ResourceSettings(**{**fields, "image_store": str(blocker / "images")})
+    client = falcon.testing.TestClient(create_app(settings, stores), headers={"Host": "127.0.0.1"})
+    r = client.simulate_get("/images/demo-abcdefghijklmnopqrstuv/medium.jpg")
+    assert r.status_code == 200 and r.headers["Content-Type"] == "image/jpeg"
