@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import random
-from xml.sax.saxutils import escape
+from html import escape
 
 from PIL import Image, ImageDraw
 
