@@ -115,9 +115,8 @@ class ImageFile(Resource):
 
 
 def _fresh(req: falcon.Request, etag: str) -> bool:
-    """Tell whether the client's If-None-Match names this ETag (or any)."""
-    wanted = req.if_none_match or []
-    return any(tag == "*" or str(tag) == etag for tag in wanted)
+    """Tell whether the client's If-None-Match names this ETag."""
+    return any(str(tag) == etag for tag in req.if_none_match or [])
 
 
 def _answer(
