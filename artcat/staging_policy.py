@@ -91,6 +91,10 @@ POLICY: dict[str, Rule] = {
     "artist_sources": _copy("catalog: museums' and authorities' public identifiers of artists"),
     "artwork_genes": _copy("catalog links"),
     "images": _copy("catalog (artwork views, installation shots, profile covers)"),
+    "image_mirrors": _copy(
+        "catalog: the state of the artworks' copied images, which the copied artworks' image "
+        "URLs name (staging reads the same IMAGE_STORE, or runs `artcat images fetch` afresh)"
+    ),
     "fairs": _copy("catalog"),
     "shows": _copy("catalog"),
     "show_artworks": _copy("catalog links"),

@@ -89,11 +89,17 @@ def query_template(href: str, params: Sequence[str], *, continuation: bool = Fal
 
 
 def image_links(
-    image_url: str | None, versions: Sequence[str], preferred: Iterable[str] = ()
+    image_url: str | None, versions: Sequence[str], preferred: Iterable[str] = (), base: str = ""
 ) -> dict[str, Link]:
-    """Return the ``thumbnail`` and ``image`` links of an image template, when there is one."""
+    """Return the ``thumbnail`` and ``image`` links of an image template, when there is one.
+
+    A site-relative template (``/images/...``: an image the instance serves itself) is made
+    absolute under ``base``.
+    """
     if not image_url:
         return {}
+    if image_url.startswith("/"):
+        image_url = base + image_url
     if "{image_version}" not in image_url:
         return {"thumbnail": link(image_url), "image": link(image_url)}
     version = next((v for v in preferred if v in versions), versions[0] if versions else None)

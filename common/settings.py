@@ -113,6 +113,21 @@ class Settings:
     moma_artists_url: str = (
         "https://media.githubusercontent.com/media/MuseumofModernArt/collection/main/Artists.csv"
     )
+    # The instance's images (README "Images"): where `artcat images fetch` keeps its copies and
+    # /images/... reads them: a folder (default: images/ in the instance folder) or
+    # s3://bucket/prefix (any S3-compatible store; IMAGE_S3_ENDPOINT_URL for one other than
+    # AWS, credentials from the usual AWS_* variables or roles).
+    image_store: str = ""
+    image_s3_endpoint_url: str = ""
+    # Fetching: parallel downloads, seconds per connect and per read, the largest body and the
+    # most pixels an image may have (a decompression bomb is refused before it is decoded).
+    image_fetch_workers: int = 4
+    image_fetch_timeout: int = 20
+    image_max_bytes: int = 30_000_000
+    image_max_pixels: int = 60_000_000
+    # "from=to,from=to": a published image URL starting with ``from`` is fetched from ``to``
+    # instead (a local mirror of the museums' images; the tests' stand-in museum).
+    image_source_rewrite: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "instance_dir", Path(self.instance_dir))

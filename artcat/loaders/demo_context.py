@@ -15,7 +15,6 @@ from common.models import Base
 # Catalog records are "created" in the few years after this date, the same on every run.
 BASE_TIME = datetime(2019, 1, 7, 9, 0, tzinfo=UTC)
 CREATION_SPAN = 4 * 365 * 86_400
-IMAGE_HOST = "https://images.example.org"
 
 Row = dict[str, Any]
 
@@ -64,10 +63,11 @@ def stamps(rng: random.Random) -> Row:
 
 
 def image_fields(rng: random.Random, versions: list[str]) -> Row:
-    """Return an image URL template on the demo image host and its versions."""
+    """Return the template of a demo picture and its versions: the instance draws each version
+    from the token on its first request (resource_server.web.images), nothing is fetched."""
     token = base64.urlsafe_b64encode(rng.randbytes(16)).rstrip(b"=").decode()
     return {
-        "image_url": f"{IMAGE_HOST}/{token}/{{image_version}}.jpg",
+        "image_url": f"/images/demo-{token}/{{image_version}}.jpg",
         "image_versions": list(versions),
     }
 

@@ -29,6 +29,7 @@ from common.models.catalog import (
 )
 from common.models.device import DeviceAuthorization
 from common.models.events import Bidder, Fair, Sale, SaleArtwork, Show, ShowArtwork
+from common.models.mirrors import ImageMirror
 from common.models.refresh import RefreshFamily, RefreshToken
 from common.models.registration import ClientRegistration, InitialAccessToken
 
@@ -52,6 +53,7 @@ __all__ = [
     "Fair",
     "Gene",
     "Image",
+    "ImageMirror",
     "InitialAccessToken",
     "Partner",
     "PartnerUser",

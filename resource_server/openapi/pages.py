@@ -3,7 +3,7 @@ first. The authorization server describes its own pages."""
 
 from __future__ import annotations
 
-from common.openapi.parts import Op, page
+from common.openapi.parts import ERROR_RESPONSES, Op, op, page
 
 PAGES: list[tuple[str, str, str]] = [
     # The front door also answers the API root document to a client that asks for JSON.
@@ -29,3 +29,23 @@ PAGES: list[tuple[str, str, str]] = [
 CATALOG_PAGES: dict[tuple[str, str], Op] = {
     (path, "get"): page(op_id, summary, "get") for path, op_id, summary in PAGES
 }
+
+# The instance's own images (resource_server.web.images): a version of a mirrored or demo
+# image (JPEG, cached for good), or an artwork's placeholder (SVG).
+_BINARY = {"schema": {"type": "string", "format": "binary"}}
+IMAGE_RESPONSES: dict[str, Op] = {
+    "200": {
+        "description": "The image (ETag; Cache-Control immutable but for a placeholder)",
+        "content": {"image/jpeg": _BINARY, "image/svg+xml": _BINARY},
+    },
+    "304": {"description": "Not modified: If-None-Match named the image's ETag"},
+    "400": ERROR_RESPONSES["400"],
+    "404": ERROR_RESPONSES["404"],
+    "503": ERROR_RESPONSES["503"],
+}
+CATALOG_PAGES[("/images/{folder}/{name}", "get")] = op(
+    "page_image_get",
+    "A version of an image the instance serves: /images/<folder>/<version>.jpg (GET)",
+    IMAGE_RESPONSES,
+    tags=["catalog"],
+)

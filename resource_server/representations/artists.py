@@ -18,7 +18,7 @@ def artist(a: Any, urls: Urls, web_url: str = "") -> dict[str, Any]:
     """Render an artist (a row of the artists' columns) with every documented field and link."""
     root = urls.root
     i, slug, created, updated, image_url, versions = _head(a)
-    links = image_links(image_url, versions, ("four_thirds", "square"))
+    links = image_links(image_url, versions, ("four_thirds", "square"), urls.base)
     links["self"] = {"href": f"{root}/artists/{i}"}
     # Our own artist page unless WEB_URL names another website.
     links["permalink"] = {"href": f"{web_url or urls.base}/artist/{slug}"}

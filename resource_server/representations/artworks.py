@@ -59,7 +59,7 @@ def artwork(a: Any, editions: Sequence[Any], urls: Urls, web_url: str = "") -> d
         sale_message,
         sold,
     ) = _columns(a)
-    links = image_links(image_url, versions or [], ("medium",))
+    links = image_links(image_url, versions or [], ("medium",), urls.base)
     if partner_id:
         links["partner"] = {"href": f"{root}/partners/{partner_id}"}
     links["self"] = {"href": f"{root}/artworks/{i}"}

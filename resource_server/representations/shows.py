@@ -14,7 +14,7 @@ _KINDS = ("is_reference", "is_solo_show", "is_group_show", "is_institutional_sho
 
 def show(s: Any, urls: Urls, now: datetime, web_url: str = "") -> dict[str, Any]:
     """Render a show with every documented field and link."""
-    links = image_links(s.image_url, s.image_versions or [], ("medium", "square"))
+    links = image_links(s.image_url, s.image_versions or [], ("medium", "square"), urls.base)
     # Our own show page unless WEB_URL names another website.
     links["permalink"] = link(f"{web_url or urls.base}/show/{s.slug}")
     links.update(

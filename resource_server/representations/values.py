@@ -62,7 +62,7 @@ def image_and_self(
 ) -> dict[str, Link]:
     """Return the links every catalog row with an image starts with: its ``thumbnail`` and
     ``image`` (``common.hal.image_links``, ``preferred`` versions first), then ``self``."""
-    links = image_links(row.image_url, row.image_versions or [], preferred)
+    links = image_links(row.image_url, row.image_versions or [], preferred, urls.base)
     links["self"] = {"href": f"{urls.root}{path}/{row.id}"}
     return links
 

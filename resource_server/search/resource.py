@@ -71,7 +71,9 @@ def result(hit: Hit, urls: Urls, web_url: str = "") -> dict[str, Any]:
     elif not web_url and hit.kind in PAGE_KINDS:  # our own page (found by id as by slug)
         links["permalink"] = link(urls.absolute(f"/{hit.kind}/{hit.resource_id}"))
     if hit.thumbnail:
-        links["thumbnail"] = link(hit.thumbnail)
+        # The instance's own images are indexed site-relative (``/images/...``).
+        thumbnail = hit.thumbnail
+        links["thumbnail"] = link(urls.absolute(thumbnail) if thumbnail[0] == "/" else thumbnail)
     return {
         "type": hit.kind if hit.kind in RESULT_TYPES else None,
         "title": hit.title,

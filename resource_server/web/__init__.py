@@ -10,7 +10,7 @@ import falcon
 from common.settings import ResourceSettings
 from common.stores import Stores
 from resource_server.routes import CollectionRoute, PlainRoute
-from resource_server.web import catalog, front
+from resource_server.web import catalog, front, images
 
 # Every path the pages answer (the proxy and ``serve all`` send them all to this server).
 PAGE_PATHS = (
@@ -19,6 +19,7 @@ PAGE_PATHS = (
     "/docs/assets/{name}",
     "/static/{name}",
     "/search",
+    "/images/{folder}/{name}",
     *(path for kind in catalog.KINDS.values() for path in (kind.list_path, kind.item_path)),
 )
 
@@ -36,6 +37,7 @@ def add_pages(
     app.add_route("/docs/assets/{name}", front.DocsAsset(*args))
     app.add_route("/static/{name}", front.Static(*args))
     app.add_route("/search", catalog.SearchPage(*args))
+    app.add_route("/images/{folder}/{name}", images.ImageFile(*args))
     for kind in catalog.KINDS.values():
         app.add_route(kind.list_path, catalog.ListPage(*args, kind=kind))
         app.add_route(kind.item_path, catalog.ItemPage(*args, kind=kind))

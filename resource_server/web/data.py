@@ -41,8 +41,9 @@ def thumbnail(row: Any, preferred: Sequence[str]) -> str | None:
     """Return the URL of a row's image in the first available preferred version."""
     found = image_links(row.image_url, list(row.image_versions or []), preferred).get("thumbnail")
     href = str(found["href"]) if found else ""
-    # Only web URLs become an img src (the data is imported from files anyone could edit).
-    return href if href.lower().startswith(("https://", "http://")) else None
+    # Only web URLs and the instance's own images become an img src (the data is imported
+    # from files anyone could edit).
+    return href if href.lower().startswith(("https://", "http://", "/images/")) else None
 
 
 def web_url(value: str | None) -> str | None:

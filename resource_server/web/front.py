@@ -25,7 +25,7 @@ DOCS_ASSETS = (
     "oauth2-redirect.html",
     "oauth2-redirect.js",
 )
-STATIC_FILES = ("site.css", "docs.js")
+STATIC_FILES = ("site.css", "docs.js", "images.js")
 REDIRECT_PAGE_CSP = "default-src 'none'; script-src 'self'; base-uri 'none'; frame-ancestors 'none'"
 # Versioned by the package, so browsers may keep them for a day.
 ASSET_CACHE = "public, max-age=86400"

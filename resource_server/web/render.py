@@ -24,11 +24,12 @@ ENV = Environment(
     lstrip_blocks=True,
 )
 
-# Pages load only this server's stylesheet (and the museums' images, over http(s) or from
-# here); no script runs on them, no form posts anywhere else, nothing may frame them.
+# Pages load only this server's stylesheet and script (static/images.js: an image that fails
+# gives way to its placeholder; no inline script runs), and the museums' images, over http(s)
+# or from here; no form posts anywhere else, nothing may frame them.
 PAGE_CSP = (
-    "default-src 'none'; style-src 'self'; img-src 'self' https: http: data:; form-action 'self'; "
-    "base-uri 'none'; frame-ancestors 'none'"
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: http: data:; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 # The docs run Swagger UI from this server's own files and read the document from here.
 # Swagger UI sets inline style attributes and draws SVG icons from data: URIs.

@@ -1,7 +1,7 @@
 """The front door, the docs and the catalog pages in real Chromium, with a screenshot of each.
 
 Screenshots go to ``artifacts/screenshots/`` (git-ignored; CI keeps the folder). The artworks'
-images are served by a small local image server, since the demo's image host is fictional.
+images are served by a small local image server standing in for a museum's (the demo draws its own).
 """
 
 from __future__ import annotations

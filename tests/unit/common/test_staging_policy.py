@@ -18,6 +18,7 @@ SENSITIVE = re.compile(r"email|password|secret|digest|token|phone|birthday|pin|u
 PUBLIC_ANYWAY = {
     ("partners", "email"): "a partner's public contact address, served by GET /api/partners",
     ("artists", "birthday"): "an artist's birth date or year, part of the public biography",
+    ("image_mirrors", "digest"): "the hash of a public image's bytes: its copy's public URL",
 }
 
 

@@ -53,7 +53,7 @@ PAGES = {
     for path in ("/", "/docs", "/docs/assets/{name}", "/static/{name}", "/search",
                  "/artists", "/artist/{key}", "/artworks", "/artwork/{key}", "/genes",
                  "/gene/{key}", "/partners", "/partner/{key}", "/profiles", "/profile/{key}",
-                 "/shows", "/show/{key}")
+                 "/shows", "/show/{key}", "/images/{folder}/{name}")
 }  # fmt: skip
 
 
