@@ -37,12 +37,19 @@ from typing import Any, cast
 
 from redis.exceptions import LockError, RedisError
 from redis.lock import Lock
-from sqlalchemy import ColumnElement, CursorResult, Table, delete, select
+from sqlalchemy import ColumnElement, CursorResult, Table, and_, delete, exists, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from common.ids import utcnow
 from common.metrics import counter
-from common.models import AuthorizationCode, Token
+from common.models import (
+    AuthorizationCode,
+    DeviceAuthorization,
+    InitialAccessToken,
+    RefreshFamily,
+    RefreshToken,
+    Token,
+)
 from common.settings import AuthSettings
 from common.stores import Stores
 
@@ -135,6 +142,53 @@ register(
         lambda cutoff: AuthorizationCode.expires_at < cutoff,
         _retention,
         AuthorizationCode.expires_at,
+    )
+)
+# Refresh tokens a retention after their expiry: one rotated stays until then, so that its
+# reuse still revokes its family. A family goes once it holds no token (every token of a family
+# expires within REFRESH_TOKEN_TTL of its last use, which a revocation updates too).
+register(
+    Sweep(
+        "refresh_tokens",
+        cast(Table, RefreshToken.__table__),
+        lambda cutoff: RefreshToken.expires_at < cutoff,
+        _retention,
+        RefreshToken.expires_at,
+    )
+)
+register(
+    Sweep(
+        "refresh_families",
+        cast(Table, RefreshFamily.__table__),
+        lambda cutoff: and_(
+            RefreshFamily.used_at < cutoff,
+            ~exists().where(RefreshToken.family_id == RefreshFamily.id),
+        ),
+        lambda settings: settings.cleanup_retention + settings.refresh_token_ttl,
+        RefreshFamily.used_at,
+    )
+)
+# Device grants past their codes' expiry once they hold no live token: an approved grant that
+# bought a token stays (the account page lists it, its revoke expires the token) until that
+# token's row goes (its reference is then set null).
+register(
+    Sweep(
+        "device_authorizations",
+        cast(Table, DeviceAuthorization.__table__),
+        lambda cutoff: and_(
+            DeviceAuthorization.expires_at < cutoff, DeviceAuthorization.token_id.is_(None)
+        ),
+        _retention,
+        DeviceAuthorization.expires_at,
+    )
+)
+register(
+    Sweep(
+        "initial_access_tokens",
+        cast(Table, InitialAccessToken.__table__),
+        lambda cutoff: InitialAccessToken.expires_at < cutoff,
+        _retention,
+        InitialAccessToken.expires_at,
     )
 )
 

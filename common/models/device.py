@@ -32,7 +32,7 @@ class DeviceAuthorization(Base):
     user_id: Mapped[str | None] = FK("users.id", nullable=True)
     status: Mapped[str] = mapped_column(String(10), default=PENDING)
     created_at: Mapped[datetime] = mapped_column()
-    expires_at: Mapped[datetime] = mapped_column()
+    expires_at: Mapped[datetime] = mapped_column(index=True)
     # The device's polling: when it last asked, and the seconds it must wait between asks
     # (raised by 5 at each ``slow_down``).
     last_polled_at: Mapped[datetime | None] = mapped_column()

@@ -29,7 +29,7 @@ class RefreshFamily(Base):
     created_at: Mapped[datetime] = mapped_column()
     # The last rotation: every rotation and every revocation update this row first, so the two
     # are serialised by its lock.
-    used_at: Mapped[datetime] = mapped_column()
+    used_at: Mapped[datetime] = mapped_column(index=True)
     revoked_at: Mapped[datetime | None] = mapped_column()
 
 
@@ -44,6 +44,6 @@ class RefreshToken(Base):
     application_id: Mapped[str] = FK("applications.id", index=False)
     access_token_id: Mapped[str | None] = FK("tokens.id", nullable=True, ondelete="SET NULL")
     created_at: Mapped[datetime] = mapped_column()
-    expires_at: Mapped[datetime] = mapped_column()
+    expires_at: Mapped[datetime] = mapped_column(index=True)
     rotated_at: Mapped[datetime | None] = mapped_column()
     revoked_at: Mapped[datetime | None] = mapped_column()

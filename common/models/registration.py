@@ -21,7 +21,7 @@ class InitialAccessToken(Base):
     digest: Mapped[str] = mapped_column(String(64), unique=True)
     uses_left: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column()
-    expires_at: Mapped[datetime] = mapped_column()
+    expires_at: Mapped[datetime] = mapped_column(index=True)
 
 
 class ClientRegistration(Base):

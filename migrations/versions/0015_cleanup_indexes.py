@@ -1,4 +1,5 @@
-"""indexes for the storage cleanup: revoked tokens and codes by their expiry
+"""indexes for the storage cleanup: revoked tokens, codes, refresh tokens and families, device
+grants and initial access tokens by their expiry (or last use)
 
 Revision ID: 0015
 Revises: 0014
@@ -21,6 +22,10 @@ depends_on: str | Sequence[str] | None = None
 INDEXES = (
     ("ix_tokens_expired_at", "tokens", "expired_at"),
     ("ix_authorization_codes_expires_at", "authorization_codes", "expires_at"),
+    ("ix_refresh_tokens_expires_at", "refresh_tokens", "expires_at"),
+    ("ix_refresh_families_used_at", "refresh_families", "used_at"),
+    ("ix_device_authorizations_expires_at", "device_authorizations", "expires_at"),
+    ("ix_initial_access_tokens_expires_at", "initial_access_tokens", "expires_at"),
 )
 
 

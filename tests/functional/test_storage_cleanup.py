@@ -27,8 +27,17 @@ from sqlalchemy.orm import Session, sessionmaker
 from auth_server.app import create_app as create_auth
 from auth_server.cleanup import REMOVED, SWEEPS, Background, Cleaner, Sweep, lock_key
 from auth_server.codes import issue_code
-from common.ids import utcnow
-from common.models import Application, AuthorizationCode, Token, User
+from common.ids import new_id, utcnow
+from common.models import (
+    Application,
+    AuthorizationCode,
+    DeviceAuthorization,
+    InitialAccessToken,
+    RefreshFamily,
+    RefreshToken,
+    Token,
+    User,
+)
 from common.settings import AuthSettings, SettingsError
 from common.stores import Stores
 from common.tokens import TOMBSTONE, UNKNOWN, TokenStore, digest
@@ -112,6 +121,10 @@ def add_code(stores: Stores, owner: dict[str, str], *, expires_at: datetime, use
         return row.id
 
 
+# What a run removes from a table that holds nothing to remove: every swept table, none.
+NOTHING = {sweep.table.name: 0 for sweep in SWEEPS}
+
+
 def ids(stores: Stores, model: Any) -> set[str]:
     """Return the ids of every row of a table."""
     with stores.sessions() as s:
@@ -138,7 +151,7 @@ def test_expired_and_revoked_rows_go_and_live_ones_stay(
 
     removed = Cleaner(settings, stores).run()
 
-    assert removed == {"tokens": 2, "authorization_codes": 2}
+    assert removed == {**NOTHING, "tokens": 2, "authorization_codes": 2}
     assert ids(stores, Token) == {live, expired_recently, revoked_recently}
     assert not {expired_long_ago, revoked_long_ago} & ids(stores, Token)
     assert ids(stores, AuthorizationCode) == {recent_code, live_code}
@@ -148,7 +161,111 @@ def test_expired_and_revoked_rows_go_and_live_ones_stay(
     assert REMOVED.value("tokens") == before[0] + 2
     assert REMOVED.value("authorization_codes") == before[1] + 2
     # A second run finds nothing more.
-    assert Cleaner(settings, stores).run() == {"tokens": 0, "authorization_codes": 0}
+    assert Cleaner(settings, stores).run() == NOTHING
+
+
+def add_family(
+    stores: Stores, owner: dict[str, str], *, used_at: datetime, expires: list[datetime]
+) -> tuple[str, list[str]]:
+    """Insert a refresh family last used at ``used_at`` with tokens expiring at ``expires``."""
+    with stores.sessions() as s, s.begin():
+        family = RefreshFamily(
+            id=new_id(),
+            application_id=owner["app_id"],
+            user_id=owner["user_id"],
+            created_at=used_at,
+            used_at=used_at,
+        )
+        s.add(family)
+        s.flush()
+        tokens = [
+            RefreshToken(
+                id=new_id(),
+                digest=digest(new_id()),
+                family_id=family.id,
+                application_id=owner["app_id"],
+                created_at=used_at,
+                expires_at=expires_at,
+            )
+            for expires_at in expires
+        ]
+        s.add_all(tokens)
+        return family.id, [t.id for t in tokens]
+
+
+def add_device_grant(
+    stores: Stores, owner: dict[str, str], *, expires_at: datetime, token_id: str | None
+) -> str:
+    """Insert a device grant whose codes expire at ``expires_at``, holding ``token_id``."""
+    with stores.sessions() as s, s.begin():
+        row = DeviceAuthorization(
+            id=new_id(),
+            device_code_digest=digest(new_id()),
+            user_code_digest=digest(new_id()),
+            application_id=owner["app_id"],
+            user_id=owner["user_id"],
+            status="approved" if token_id else "pending",
+            created_at=expires_at - timedelta(minutes=15),
+            expires_at=expires_at,
+            interval=5,
+            token_id=token_id,
+        )
+        s.add(row)
+        return row.id
+
+
+def test_refresh_families_device_grants_and_registration_tokens_go_when_of_no_more_use(
+    stores: Stores, owner: dict[str, str], settings: AuthSettings
+) -> None:
+    now = utcnow()
+    old = now - timedelta(seconds=RETENTION + 60)
+    later = now + timedelta(days=30)
+    ttl = timedelta(seconds=settings.refresh_token_ttl)
+    # A family whose last token expired past the retention goes with its tokens; a family used
+    # recently keeps its live token but loses its rotated token expired long ago.
+    _, gone_tokens = add_family(stores, owner, used_at=old - ttl, expires=[old, old])
+    kept_family, (expired, live) = add_family(stores, owner, used_at=now, expires=[old, later])
+    # Device grants: one whose codes expired unredeemed goes; one that bought a live token
+    # stays (the account page lists it) until that token's row goes.
+    token = add_token(stores, owner, expires_at=later)
+    unredeemed = add_device_grant(stores, owner, expires_at=old, token_id=None)
+    holding = add_device_grant(stores, owner, expires_at=old, token_id=token)
+    pending = add_device_grant(stores, owner, expires_at=now + timedelta(minutes=5), token_id=None)
+    with stores.sessions() as s, s.begin():
+        for expires_at in (old, later):
+            s.add(
+                InitialAccessToken(
+                    id=new_id(),
+                    digest=digest(new_id()),
+                    uses_left=1,
+                    created_at=now,
+                    expires_at=expires_at,
+                )
+            )
+
+    removed = Cleaner(settings, stores).run()
+
+    assert removed == {
+        **NOTHING,
+        "refresh_tokens": 3,
+        "refresh_families": 1,
+        "device_authorizations": 1,
+        "initial_access_tokens": 1,
+    }
+    assert ids(stores, RefreshFamily) == {kept_family}
+    assert ids(stores, RefreshToken) == {live}
+    assert not set(gone_tokens) & ids(stores, RefreshToken)
+    assert expired not in ids(stores, RefreshToken)
+    assert ids(stores, DeviceAuthorization) == {holding, pending}
+    assert unredeemed not in ids(stores, DeviceAuthorization)
+    assert len(ids(stores, InitialAccessToken)) == 1
+    # The device grant's token, revoked long ago, goes, and the grant with it (in the same run:
+    # the tokens are swept first).
+    with stores.sessions() as s, s.begin():
+        s.execute(update(Token).where(Token.id == token).values(expired_at=old))
+    removed = Cleaner(settings, stores).run()
+    assert (removed["tokens"], removed["device_authorizations"]) == (1, 1)
+    assert ids(stores, DeviceAuthorization) == {pending}
 
 
 def test_batches_are_bounded_each_its_own_transaction(
@@ -210,7 +327,7 @@ def test_the_lock_holds_against_a_second_cleaner_running_concurrently(
         assert Cleaner(settings, stores, sweeps=[tokens]).run() is None
     finally:
         runner.join(10)
-    assert results == [{"tokens": 6, "authorization_codes": 0}]
+    assert results == [{**NOTHING, "tokens": 6}]
 
 
 def test_a_removed_token_is_still_refused_by_the_catalog_api(
@@ -234,7 +351,7 @@ def test_a_removed_token_is_still_refused_by_the_catalog_api(
         s.execute(update(Token).where(Token.digest == digest(revoked)).values(expired_at=long_ago))
         s.execute(update(Token).where(Token.digest == digest(lapsed)).values(expires_at=long_ago))
     redis_client.delete(stores.tokens.key(digest(lapsed)))
-    assert Cleaner(settings, stores).run() == {"tokens": 2, "authorization_codes": 0}
+    assert Cleaner(settings, stores).run() == {**NOTHING, "tokens": 2}
     assert ids(stores, Token) == set()
 
     # The revoked token's tombstone still answers; once it too is gone, the token is unknown.
