@@ -158,7 +158,6 @@ class _CmoaRun(MuseumRun):
         accession = record.get("accession_number") or cmoa_id.rsplit("/", 1)[-1]
         location = as_text(record.get("physical_location"))
         extra = [
-            ("Credit line", as_text(record.get("credit_line"))),
             ("Acquired", as_text(record.get("date_acquired"))),
             ("On view", location if location and location != "Not on View" else None),
         ]
@@ -180,7 +179,9 @@ class _CmoaRun(MuseumRun):
             year_start=parse_year(record.get("creation_date_earliest")),
             year_end=parse_year(record.get("creation_date_latest")),
             website=record.get("web_url") or "",
+            # The owners before the museum, and the museum's credit line, each in its own field.
             provenance=record.get("provenance_text") or "",
+            credit_line=record.get("credit_line") or "",
             collecting_institution=CMOA.name,
             unique=kind in UNIQUE_CLASSIFICATIONS,
             # "unknown American" pseudo-artists name a culture rather than a maker.

@@ -234,7 +234,8 @@ class _TateRun(MuseumRun):
             website=record.get("url") or "",
             signature=record.get("inscription") or "",
             series=record.get("groupTitle") or group.get("shortTitle") or "",
-            provenance=record.get("creditLine") or "",
+            # Tate publishes a credit line (how the work came to Tate), no ownership history.
+            credit_line=record.get("creditLine") or "",
             collecting_institution=COLLECTING_INSTITUTION,
             image_rights=next((c for c in copyright_lines if c), None),
             unique=classification in UNIQUE_CLASSIFICATIONS,

@@ -140,7 +140,9 @@ class Artwork(Timestamps, ImageFields, Base):
     website: Mapped[str] = mapped_column(String(500), default="")
     signature: Mapped[str] = mapped_column(Text, default="")
     series: Mapped[str] = mapped_column(Text, default="")
-    provenance: Mapped[str] = mapped_column(Text, default="")
+    provenance: Mapped[str] = mapped_column(Text, default="")  # the work's ownership history
+    # How the work came to the collection ("Presented by ... 1922"), as the museum prints it.
+    credit_line: Mapped[str] = mapped_column(Text, default="", server_default="")
     literature: Mapped[str] = mapped_column(Text, default="")
     exhibition_history: Mapped[str] = mapped_column(Text, default="")
     collecting_institution: Mapped[str] = mapped_column(String(300), default="")

@@ -91,7 +91,10 @@ def test_an_artist_page_shows_the_works_and_they_lead_back(catalog: Catalog) -> 
     assert ok(catalog, f"/artist/{artist.id}") == html  # by id or by slug
     artwork_html = ok(catalog, f"/artwork/{work.slug}")
     assert f"/artist/{artist.slug}" in hrefs(artwork_html)
-    assert f"/api/artworks/{work.id}" in hrefs(artwork_html)
+    # The API answers only with a token: its address is shown, and the link explains tokens.
+    assert f"<code>/api/artworks/{work.id}</code>" in artwork_html
+    assert f"/api/artworks/{work.id}" not in hrefs(artwork_html)
+    assert "/docs#tokens" in hrefs(artwork_html)
 
 
 def test_an_artwork_page_shows_its_image_date_medium_dimensions_and_credit(
@@ -104,7 +107,8 @@ def test_an_artwork_page_shows_its_image_date_medium_dimensions_and_credit(
             update(Artwork).where(Artwork.id == work.id).values(
                 image_url="https://images.example.org/w/{image_version}.jpg",
                 image_versions=["small", "large"], date="c. 1890", medium="Oil on canvas",
-                dimensions=dims, provenance="Presented by the artist 1901",
+                dimensions=dims, credit_line="Presented by the artist 1901",
+                provenance="Mrs Smith, London; sold 1899",
             )
         )  # fmt: skip
     html = unescape(ok(catalog, f"/artwork/{work.id}"))
@@ -112,9 +116,19 @@ def test_an_artwork_page_shows_its_image_date_medium_dimensions_and_credit(
     assert img is not None
     assert 'src="https://images.example.org/w/large.jpg"' in img.group(0)
     assert 'loading="lazy"' in img.group(0) and f'alt="{work.title}' in img.group(0)
-    for text in ("c. 1890", "Oil on canvas", "25.4 x 50.8 cm", "10 x 20 in",
-                 "Presented by the artist 1901"):  # fmt: skip
+    for text in ("c. 1890", "Oil on canvas", "25.4 x 50.8 cm", "10 x 20 in"):
         assert text in html
+    # Each text under the name that says what it is.
+    assert "<dt>Credit line</dt><dd>Presented by the artist 1901</dd>" in html
+    assert '<dt>Provenance</dt><dd class="pre">Mrs Smith, London; sold 1899</dd>' in html
+
+
+def test_the_docs_explain_how_to_get_a_token(catalog: Catalog) -> None:
+    """The pages' API links lead to /docs#tokens: that section exists and says what to do."""
+    html = ok(catalog, "/docs")
+    assert 'id="tokens"' in html
+    assert "/api/tokens/xapp_token" in html and "X-Xapp-Token" in html
+    assert "/account/applications" in hrefs(html)
 
 
 def test_gene_partner_and_show_pages_list_their_artworks(catalog: Catalog) -> None:
@@ -144,7 +158,8 @@ def test_a_profile_page_is_its_permalink_and_leads_to_its_owner(catalog: Catalog
         html = requests.get(url, timeout=20).text
         assert f"<h1>{partner.name}</h1>" in unescape(html)
         assert f"/partner/{partner.slug}" in hrefs(html)
-        assert f"/api/profiles/{profile.id}" in hrefs(html)
+        assert f"<code>/api/profiles/{profile.id}</code>" in html
+        assert "/docs#tokens" in hrefs(html)
     with catalog.sessions() as s, s.begin():
         s.execute(
             update(Profile)
