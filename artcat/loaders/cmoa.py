@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from artcat.loaders.artists import attribution
 from artcat.loaders.catalog import (
     PartnerInfo,
     as_text,
@@ -184,8 +185,9 @@ class _CmoaRun(MuseumRun):
             credit_line=record.get("credit_line") or "",
             collecting_institution=CMOA.name,
             unique=kind in UNIQUE_CLASSIFICATIONS,
-            # "unknown American" pseudo-artists name a culture rather than a maker.
-            cultural_maker=(first_name[8:] or None) if first_name.startswith("unknown ") else None,
+            # "unknown American" names a culture rather than a maker, "Anonymous" no one: the
+            # work says so here and has no artist for it.
+            cultural_maker=attribution(first_name),
             iconicity=iconicity(self.works[str(first.get("artist_id"))], category, bool(image)),
         )
         images = [
@@ -222,6 +224,8 @@ class _CmoaRun(MuseumRun):
             name = as_text(creator.get("full_name")) or as_text(creator.get("cited_name"))
             if not cmoa_artist or not name:
                 self.report.warn(file, line, "creator without an artist_id or name: skipped")
+                continue
+            if attribution(name) is not None:  # no one: the work's cultural_maker says it
                 continue
             birth_year = parse_year(creator.get("birth_date"))
             death_year = parse_year(creator.get("death_date"))

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from artcat.loaders.artists import ArtistResolver
+from artcat.loaders.artists import ArtistResolver, retire_non_persons
 from artcat.loaders.batch import BATCH_SIZE, Batch, analyze
 from artcat.loaders.catalog import (
     ARTISTS,
@@ -155,5 +155,8 @@ class MuseumRun:
             retired = self.resolver.retire_superseded(conn)
             if retired:
                 self.report.add("artists merged away", retired, retired)
+            nobody = retire_non_persons(conn)
+            if nobody:
+                self.report.add("artists that name no one removed", nobody, nobody)
             recount_artists(conn, self.now)
         analyze(self.engine)

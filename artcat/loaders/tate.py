@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from artcat.loaders.artists import attribution
 from artcat.loaders.catalog import (
     PartnerInfo,
     as_text,
@@ -95,6 +96,13 @@ def _display_order(contributor: dict[str, Any]) -> float:
     return order if isinstance(order, int | float) and not isinstance(order, bool) else 0
 
 
+def _contributor_name(contributor: Any) -> str | None:
+    """Return the name a contributor is credited under (its display name, else "mda")."""
+    if not isinstance(contributor, dict):
+        return None
+    return as_text(contributor.get("fc")) or as_text(contributor.get("mda"))
+
+
 def _name(value: Any) -> str | None:
     """Return ``value["name"]`` of a Tate place-like object, if any."""
     return value.get("name") if isinstance(value, dict) else None
@@ -152,6 +160,8 @@ class _TateRun(MuseumRun):
         name = as_text(record.get("fc")) or as_text(record.get("mda"))
         if not name:
             raise ValueError("artist without a name")
+        if attribution(name) is not None:  # "Anonymous", "British School": no one to list
+            return
         birth = record.get("birth") or {}
         death = record.get("death") or {}
         active = record.get("activePlaces") or []
@@ -200,7 +210,9 @@ class _TateRun(MuseumRun):
         contributors = sorted(
             record.get("contributors") or [], key=lambda c: c.get("displayOrder") or 0
         )
-        links = self._artist_links(artwork_id, contributors, file, line)
+        people = [c for c in contributors if attribution(_contributor_name(c)) is None]
+        attributions = [attribution(_contributor_name(c)) for c in contributors if c not in people]
+        links = self._artist_links(artwork_id, people, file, line)
         gene_ids = self._gene_ids(record)
         classification = record.get("classification")
         category = CATEGORIES.get(classification, "Other") if classification else None
@@ -239,6 +251,8 @@ class _TateRun(MuseumRun):
             collecting_institution=COLLECTING_INSTITUTION,
             image_rights=next((c for c in copyright_lines if c), None),
             unique=classification in UNIQUE_CLASSIFICATIONS,
+            # Who made it, where the credits name no person ("British School 18th century").
+            cultural_maker=attributions[0] if attributions else None,
             iconicity=iconicity(self.total_works.get(first_artist, 0), category, bool(image)),
         )
         self.batch.artworks.append(row)
