@@ -7,7 +7,7 @@ from html import unescape
 
 import pytest
 import requests
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, delete, select, update
 
 from common.models import Artist, Artwork, ArtworkArtist, Gene, Partner, Profile, Show
 from tests.functional.catalog_support import ZERO_ID, Catalog, counting
@@ -257,3 +257,17 @@ def test_the_search_page_finds_artists_and_hides_unpublished_works(catalog: Cata
     assert f"/artwork/{work.id}" not in hrefs(html)
     hostile = ok(catalog, "/search", q=HOSTILE)
     assert "<script>" not in hostile and "&lt;script&gt;" in hostile
+
+
+def test_an_artwork_by_no_one_named_shows_its_attribution(catalog: Catalog) -> None:
+    """A work whose credits name no person ("British School 18th century") says so."""
+    work, _ = published_artwork_with_artist(catalog)
+    with catalog.sessions() as s, s.begin():
+        s.execute(delete(ArtworkArtist).where(ArtworkArtist.artwork_id == work.id))
+        s.execute(
+            update(Artwork)
+            .where(Artwork.id == work.id)
+            .values(cultural_maker="British School 18th century")
+        )
+    html = unescape(ok(catalog, f"/artwork/{work.id}"))
+    assert '<p class="by">British School 18th century</p>' in html
