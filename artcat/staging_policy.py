@@ -130,6 +130,7 @@ POLICY: dict[str, Rule] = {
     "tokens": _never("credentials (digests); staging's own are retired in Redis too"),
     "authorization_codes": _never("credentials"),
     "social_identities": _never("accounts at social providers"),
+    "demo_loads": _never("which demo catalog this instance loaded; staging copies production's"),
     "signing_keys": _never("ID-token signing keys; staging makes its own on first use"),
     # The search index: rebuilt from the copied catalog, so it indexes nothing that did not cross.
     "search_documents": Rule(Action.REBUILD, "the search index, rebuilt from the copied rows"),

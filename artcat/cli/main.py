@@ -10,6 +10,7 @@ from artcat.cli.support import LazyGroup
 GROUPS = {
     "apps": ("artcat.cli.apps:apps", "Manage client applications."),
     "db": ("artcat.cli.db:db", "Manage the database schema."),
+    "demo": ("artcat.cli.demo:demo", "Manage the demo catalog."),
     "keys": ("artcat.cli.keys:keys", "Manage the keys that sign ID tokens."),
     "load": ("artcat.cli.load:load", "Load catalog data."),
     "search": ("artcat.cli.search:search", "Manage the search index."),

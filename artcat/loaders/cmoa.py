@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,13 @@ NO_NATIONALITY = frozenset({"", "undetermined", "unknown"})
 _SIZE_RE = re.compile(r"([?&]size=)([A-Za-z0-9]+)")
 
 
-def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
+def load_cmoa(
+    engine: Engine,
+    path: Path,
+    *,
+    progress: bool = True,
+    prepare: Callable[[], None] | None = None,
+) -> LoadReport:
     """Load CMoA objects and their creators from any layout ``cmoa_formats`` accepts."""
     path = Path(path)
     streams = cmoa_streams(path)
@@ -111,7 +118,9 @@ def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
             run.load_records(stream, run.add_artwork, "object")
         run.finish()
 
-    return run_load(engine, f"cmoa {path}", streams, write, progress=progress, visit=count)
+    return run_load(
+        engine, f"cmoa {path}", streams, write, progress=progress, visit=count, prepare=prepare
+    )
 
 
 def _image(url: str) -> tuple[str, list[str]]:

@@ -42,6 +42,7 @@ from common.models import (
     Bidder,
     Collection,
     CollectionItem,
+    DemoLoad,
     Edition,
     Fair,
     Gene,
@@ -122,6 +123,7 @@ def demo_credentials(settings: Settings) -> DemoCredentials:
 
 
 ALREADY_LOADED = "the demo application already exists"
+REMOVED = "the demo was removed from this instance (artcat load demo loads it again)"
 
 
 def _already_loaded(session: Session, credentials: DemoCredentials) -> str:
@@ -132,6 +134,12 @@ def _already_loaded(session: Session, credentials: DemoCredentials) -> str:
     if session.scalar(select(User.id).where(User.email == DEMO_EMAIL)) is not None:
         return f"{DEMO_EMAIL} exists but not the demo application (another secret key?)"
     return ""
+
+
+def _removed(session: Session) -> bool:
+    """Tell whether a demo was loaded here and removed since (and none is loaded now)."""
+    loads = session.execute(select(DemoLoad.removed_at)).scalars().all()
+    return bool(loads) and all(removed is not None for removed in loads)
 
 
 def _catalog_present(session: Session) -> str:
@@ -279,6 +287,12 @@ def _insert(session: Session, ctx: DemoContext) -> dict[str, int]:
     return counts
 
 
+def _record(session: Session, seed: int, artworks: int) -> None:
+    """Record the catalog loaded (its ids derive from these), for ``artcat demo remove``."""
+    session.execute(delete(DemoLoad).where(DemoLoad.seed == seed))
+    session.execute(insert(DemoLoad), [{"seed": seed, "artworks": artworks, "loaded_at": utcnow()}])
+
+
 def load_demo(
     engine: Engine,
     settings: Settings,
@@ -286,8 +300,14 @@ def load_demo(
     seed: int = 1,
     artworks: int = 200,
     now: datetime | None = None,
+    unless_removed: bool = False,
 ) -> DemoReport:
-    """Load the demo catalog, users and application once; skip if the demo is already there."""
+    """Load the demo catalog, users and application once; skip if the demo is already there.
+
+    ``unless_removed`` (``serve``'s first start) also skips it where it was removed (``artcat
+    demo remove``, or a museum import): real data replaced it, and so did, unless kept, its
+    accounts.
+    """
     if artworks < 0:
         raise ValueError("the number of artworks cannot be negative")
     started = time.perf_counter()
@@ -295,6 +315,8 @@ def load_demo(
     today = (now or utcnow()).astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     with Session(engine, expire_on_commit=False) as session:
         reason = _already_loaded(session, credentials)
+        if not reason and unless_removed and _removed(session):
+            reason = REMOVED
         session.rollback()
         if reason:
             return DemoReport(seed=seed, skipped=True, reason=reason)
@@ -310,6 +332,7 @@ def load_demo(
                 if not catalog_reason:
                     _queue_user_rows(session, ctx, users)
                     counts = _insert(session, ctx)
+                    _record(session, seed, artworks)
                 create_application(
                     session,
                     name=DEMO_APPLICATION_NAME,

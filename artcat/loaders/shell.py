@@ -51,15 +51,20 @@ def run_load(
     *,
     progress: bool = True,
     visit: Callable[[Stream, Record], None] | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> LoadReport:
     """Check every stream, let ``write`` load them, then reindex; return the timed report.
 
     ``visit`` sees each record during the check (a first pass: loaders count works per
-    artist there). An unreadable input raises ``LoadError`` before ``write`` is called.
+    artist there). An unreadable input raises ``LoadError`` before ``write`` is called, and
+    before ``prepare``, which runs once the input is known to be readable (the command line
+    removes the demo catalog there).
     """
     started = time.perf_counter()
     report = LoadReport(source=source)
     check(report.source, streams, visit=visit, progress=progress)
+    if prepare is not None:
+        prepare()
     write(report)
     reindex_after_load(engine, report)
     report.elapsed = time.perf_counter() - started

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,13 @@ UNIQUE_CLASSIFICATIONS = frozenset({"painting", "on paper, unique"})
 _SIZED_FILE_RE = re.compile(r"^(.*)_(\d+)\.jpg$")
 
 
-def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
+def load_tate(
+    engine: Engine,
+    path: Path,
+    *,
+    progress: bool = True,
+    prepare: Callable[[], None] | None = None,
+) -> LoadReport:
     """Load Tate artists and artworks from a clone of Tate's repository, a bundle or a file."""
     path = Path(path)
     artists, artworks = tate_streams(path)
@@ -87,7 +94,9 @@ def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
         run.finish()
 
     streams = [s for s in (artists, artworks) if s is not None]
-    return run_load(engine, f"tate {path}", streams, write, progress=progress, visit=count)
+    return run_load(
+        engine, f"tate {path}", streams, write, progress=progress, visit=count, prepare=prepare
+    )
 
 
 def _display_order(contributor: dict[str, Any]) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Boolean, Float, Index, Integer, String, Text
@@ -231,3 +232,14 @@ class Image(Timestamps, ImageFields, Base):
     caption: Mapped[str | None] = mapped_column(Text)
     show_id: Mapped[str | None] = FK("shows.id", nullable=True)
     artwork_id: Mapped[str | None] = FK("artworks.id", nullable=True)
+
+
+class DemoLoad(Base):
+    """A demo catalog loaded into this instance: its seed and size, from which every id it
+    wrote can be derived again (``artcat demo remove``), and when it was removed."""
+
+    __tablename__ = "demo_loads"
+    seed: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    artworks: Mapped[int] = mapped_column(Integer)
+    loaded_at: Mapped[datetime] = mapped_column()
+    removed_at: Mapped[datetime | None] = mapped_column()
