@@ -15,6 +15,7 @@ from auth_server.views import (
     account,
     applications,
     authorize,
+    callback,
     discovery,
     health,
     openid,
@@ -46,6 +47,7 @@ BLUEPRINTS: tuple[Described, ...] = (
     session.bp,
     password.bp,
     verify.bp,
+    callback.bp,
 )
 
 

@@ -63,7 +63,14 @@ from common.settings import Settings
 DEMO_EMAIL = "demo@example.org"
 DEMO_NAME = "Demo User"
 DEMO_APPLICATION_NAME = "Artcat Demo"
-DEMO_REDIRECT_URIS = ["http://127.0.0.1:8000/callback"]
+# The built-in page that shows the code (auth_server.views.callback). A loopback URI matches on
+# any port, so it serves whatever port ``serve`` listens on.
+DEMO_REDIRECT_URIS = [
+    "http://127.0.0.1:8000/oauth2/callback",
+    "http://localhost:8000/oauth2/callback",
+]
+# What demo applications registered before that page existed (a 404): moved to it on start.
+OLD_DEMO_REDIRECT_URIS = ["http://127.0.0.1:8000/callback"]
 EXTRA_USERS = 4
 # Tables in foreign-key order (users come first, through the account service).
 INSERT_ORDER: tuple[type[Base], ...] = (
@@ -134,6 +141,16 @@ def _already_loaded(session: Session, credentials: DemoCredentials) -> str:
     if session.scalar(select(User.id).where(User.email == DEMO_EMAIL)) is not None:
         return f"{DEMO_EMAIL} exists but not the demo application (another secret key?)"
     return ""
+
+
+def _move_redirect_uris(session: Session, credentials: DemoCredentials) -> None:
+    """Point a demo application still registered at the old, missing page at the new one."""
+    with session.begin():
+        app = session.scalar(
+            select(Application).where(Application.client_id == credentials.client_id)
+        )
+        if app is not None and list(app.redirect_uris or []) == OLD_DEMO_REDIRECT_URIS:
+            app.redirect_uris = list(DEMO_REDIRECT_URIS)
 
 
 def _removed(session: Session) -> bool:
@@ -318,6 +335,8 @@ def load_demo(
         if not reason and unless_removed and _removed(session):
             reason = REMOVED
         session.rollback()
+        if reason == ALREADY_LOADED:
+            _move_redirect_uris(session, credentials)
         if reason:
             return DemoReport(seed=seed, skipped=True, reason=reason)
         ctx = DemoContext(seed=seed, today=today)

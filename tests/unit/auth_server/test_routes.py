@@ -29,6 +29,7 @@ EXPECTED = {
     "/api/applications": {"GET", "POST"},
     "/api/applications/<app_id>": {"GET", "PUT", "DELETE"},
     "/oauth2/authorize": {"GET", "POST"},
+    "/oauth2/callback": {"GET"},
     "/account": {"GET"},
     "/account/sign_in": {"GET", "POST"},
     "/account/sign_up": {"GET", "POST"},
@@ -112,7 +113,7 @@ def test_the_description_is_valid_and_tagged() -> None:
         for method, op in item.items():
             assert method != "head", path
             assert len(op["tags"]) == 1, (method, path)
-            page = path.startswith("/account") or path == "/oauth2/authorize"
+            page = path.startswith("/account") or path in ("/oauth2/authorize", "/oauth2/callback")
             assert (op["tags"] == ["pages"]) == page, (method, path, op["tags"])
 
 
