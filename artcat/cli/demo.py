@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import click
+from sqlalchemy import select
 
-from artcat.cli.support import instance_settings
+from artcat.cli.support import emit, instance_settings
+from artcat.loaders.demo import demo_credentials
 from artcat.loaders.demo_removal import DemoSize, holds_demo, remove_demo
 from common.catalog_version import announce_catalog_change
-from common.db import upgrade
+from common.db import make_engine, make_sessionmaker, upgrade
+from common.models import Application, User
 from common.settings import Settings
 from common.stores import Stores
+from common.tokens import digests_match
 
 KEEP_HELP = "Keep the demo user and application (their credentials keep working)."
 
@@ -17,6 +21,33 @@ KEEP_HELP = "Keep the demo user and application (their credentials keep working)
 @click.group()
 def demo() -> None:
     """Manage the demo catalog."""
+
+
+@demo.command("credentials")
+@click.option("--json", "as_json", is_flag=True)
+def credentials(as_json: bool) -> None:
+    """Print the demo application's client id and secret and the demo user's sign-in again.
+
+    They are derived from the secret key, so they can be shown again without being stored;
+    a secret rotated since (``artcat apps rotate-secret``) is said to be so.
+    """
+    settings = instance_settings()
+    creds = demo_credentials(settings)
+    with make_sessionmaker(make_engine(settings))() as session:
+        app = session.scalar(select(Application).where(Application.client_id == creds.client_id))
+        if app is None:
+            raise click.ClickException("this instance has no demo application")
+        current = digests_match(creds.client_secret, app.client_secret_digest)
+        user = session.scalar(select(User.id).where(User.email == creds.user_email))
+    data: dict[str, object] = {
+        "client_id": creds.client_id,
+        "client_secret": creds.client_secret if current else None,
+    }
+    if user is not None:
+        data |= {"user_email": creds.user_email, "user_password": creds.user_password}
+    emit(as_json, data)
+    if not current and not as_json:
+        click.echo("the demo secret was rotated since: artcat apps rotate-secret gives a new one")
 
 
 @demo.command("remove")
