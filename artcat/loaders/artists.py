@@ -246,13 +246,10 @@ class ArtistResolver:
             return found
         exact = reconciled_id(name, birth_year)
         near = self._near(name_key(name), key, birth_year, death_year)
-        settled = (
-            exact is not None
-            and exact in self.deaths
-            and compatible_deaths(self.deaths[exact], death_year)
-            and not self._only_mine(exact, key)
-        )
-        if not settled and len(near) == 1 and exact not in near:  # rule 5
+        # An exact key that names someone (rule 2: the artist, or a namesake with another
+        # death year) decides; a split this record left alone earlier does not.
+        taken = exact is not None and exact in self.deaths and not self._only_mine(exact, key)
+        if not taken and len(near) == 1 and exact not in near:  # rule 5
             artist_id = self._join(near[0], exact or stable_id(self.source, "artist", key))
         else:
             artist_id = self._exact(exact, key, death_year)
