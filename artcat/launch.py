@@ -85,3 +85,7 @@ def print_banner(service: str, url: str, demo: object | None) -> None:
         "| python3 -c 'import sys,json;print(json.load(sys.stdin)[\"token\"])')"
     )
     click.echo(f"  curl -s -H \"X-Xapp-Token: $TOKEN\" '{url}/api/artists'")
+    click.echo(
+        "again later: artcat demo credentials; applications: artcat apps list; "
+        f"sign-in landing page (the demo's redirect URI): {url}/oauth2/callback"
+    )
