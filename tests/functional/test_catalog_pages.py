@@ -271,3 +271,22 @@ def test_an_artwork_by_no_one_named_shows_its_attribution(catalog: Catalog) -> N
         )
     html = unescape(ok(catalog, f"/artwork/{work.id}"))
     assert '<p class="by">British School 18th century</p>' in html
+
+
+def test_no_link_of_a_page_is_a_dead_end(catalog: Catalog) -> None:
+    """Every link the pages show a reader (those this server answers) opens something a
+    browser without a token can read: no 401 from the API, no 404."""
+    from common.serve import is_auth_path
+
+    work, artist = published_artwork_with_artist(catalog)
+    seen: set[str] = set()
+    for path in ("/", "/docs", "/artworks", "/artists", "/search?q=the",
+                 f"/artwork/{work.slug}", f"/artist/{artist.slug}"):  # fmt: skip
+        for href in hrefs(ok(catalog, path)):
+            target = href.split("#", 1)[0]
+            if not target.startswith("/") or is_auth_path(target) or target in seen:
+                continue
+            seen.add(target)
+            answer = page(catalog, target)
+            assert answer.status_code in (200, 302), (path, href, answer.status_code)
+    assert any(t.startswith("/artwork/") for t in seen) and "/docs" in seen
