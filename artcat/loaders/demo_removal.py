@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 
 import common.search.models  # noqa: F401 - the index's tables belong to the metadata
 from artcat.loaders.demo import (
+    DEMO_APPLICATION_NAME,
     DEMO_EMAIL,
     EXTRA_USERS,
     build_catalog,
@@ -135,8 +136,15 @@ def _roots(
             roots.setdefault(_COLLECTIONS, set()).add(favourites)
     roots.setdefault(_USERS, set()).update(every - kept)
     if not keep_account:
+        # By its client id, or (made under another secret key) as the demo user's demo app.
         client_id = demo_credentials(settings).client_id
-        query = select(_APPLICATIONS.c.id).where(_APPLICATIONS.c.client_id == client_id)
+        query = select(_APPLICATIONS.c.id).where(
+            (_APPLICATIONS.c.client_id == client_id)
+            | (
+                _APPLICATIONS.c.user_id.in_(sorted(main))
+                & (_APPLICATIONS.c.name == DEMO_APPLICATION_NAME)
+            )
+        )
         roots.setdefault(_APPLICATIONS, set()).update(conn.execute(query).scalars())
     return roots
 

@@ -224,3 +224,15 @@ def test_a_demo_loaded_before_it_was_recorded_is_found(
     assert holds_demo(clean_db)
     remove_demo(stores, base_settings)
     assert set(counts(clean_db)) == {"demo_loads"}
+
+
+def test_the_demo_application_made_under_another_secret_key_goes_too(
+    clean_db: Engine, base_settings: Settings, stores: Stores
+) -> None:
+    """Its client id derives from the secret key: one changed since still finds it, as the
+    demo user's demo application."""
+    demo_loaded(clean_db, base_settings)
+    with clean_db.begin() as conn:
+        conn.execute(text("UPDATE applications SET client_id = 'made-under-another-key'"))
+    remove_demo(stores, base_settings)
+    assert set(counts(clean_db)) == {"demo_loads"}
