@@ -26,8 +26,8 @@ help: ## List the commands
 
 install: $(STAMP) ## Create .venv and install the project with its dev tools
 
-run: $(STAMP) ## Serve both services on http://127.0.0.1:8000 (SQLite + embedded Redis, demo data)
-	$(BIN)/artcat serve all
+run: $(STAMP) ## Serve both services on http://127.0.0.1:8000 (PORT=N, HOST=H to change; SQLite + embedded Redis, demo data)
+	$(BIN)/artcat serve all $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 
 test: $(STAMP) ## Run every test (DATABASE_URL/REDIS_URL select PostgreSQL and a Redis server)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from artcat.loaders.demo import ALREADY_LOADED, demo_credentials, load_demo
+from artcat.loaders.demo import ALREADY_LOADED, REMOVED, demo_credentials, load_demo
 from auth_server.app import create_app as create_auth
 from common.catalog_version import announce_catalog_change
 from common.db import make_engine, upgrade
@@ -34,9 +34,11 @@ def first_start(settings: AuthSettings, *, load_demo_data: bool) -> object | Non
         return None
     engine = make_engine(settings)
     try:
-        report = load_demo(engine, settings)
+        report = load_demo(engine, settings, unless_removed=True)
         if report.reason and report.reason != ALREADY_LOADED:  # one line saying why
             click.echo(report.summary())
+        if report.reason == REMOVED:
+            return None  # no demo account to show
         if not report.skipped:
             announce_catalog_change(settings)
     finally:
@@ -83,3 +85,7 @@ def print_banner(service: str, url: str, demo: object | None) -> None:
         "| python3 -c 'import sys,json;print(json.load(sys.stdin)[\"token\"])')"
     )
     click.echo(f"  curl -s -H \"X-Xapp-Token: $TOKEN\" '{url}/api/artists'")
+    click.echo(
+        "again later: artcat demo credentials; applications: artcat apps list; "
+        f"sign-in landing page (the demo's redirect URI): {url}/oauth2/callback"
+    )

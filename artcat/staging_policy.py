@@ -135,6 +135,7 @@ POLICY: dict[str, Rule] = {
     "authorization_codes": _never("credentials"),
     "device_authorizations": _never("device and user codes (digests), and users' grants"),
     "social_identities": _never("accounts at social providers"),
+    "demo_loads": _never("which demo catalog this instance loaded; staging copies production's"),
     "signing_keys": _never("ID-token signing keys; staging makes its own on first use"),
     "refresh_families": _never("grants of offline access to applications that stay behind"),
     "refresh_tokens": _never("credentials (digests)"),

@@ -19,6 +19,7 @@ from auth_server.views import (
     account,
     applications,
     authorize,
+    callback,
     device,
     discovery,
     health,
@@ -56,6 +57,7 @@ BLUEPRINTS: tuple[Described, ...] = (
     device.bp,
     registration.bp,
     logout.bp,
+    callback.bp,
 )
 
 

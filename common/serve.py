@@ -8,11 +8,13 @@ process itself, where a debugger's breakpoint works.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import math
 import os
 import secrets
 import signal
+import socket
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -78,6 +80,29 @@ def proxy_options(settings: Settings) -> dict[str, Any]:
             trusted_proxy_headers=set(PROXY_HEADERS),
         )
     return options
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Return why ``host:port`` cannot be listened on (in use, not an address of this
+    machine...), or None: a trial bind, as the servers bind, before anything is printed.
+
+    Linux refuses a bind to a port another socket listens on even with SO_REUSEADDR (which
+    the servers set, so that a port a stopped server left in TIME_WAIT is free at once).
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as ex:
+        return f"{host} is not an address to listen on ({ex.strerror})"
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as trial:
+        trial.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            trial.bind(address)
+        except OSError as ex:
+            if ex.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} is already in use (another artcat serve?)"
+            return f"cannot listen on {host}:{port}: {ex.strerror}"
+    return None
 
 
 def quiet_waitress_logs() -> None:

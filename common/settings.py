@@ -346,8 +346,10 @@ class ResourceSettings(Settings):
 
     page_size_default: int = 5
     page_size_max: int = 100
+    # The reference API's sustained rate, with room for a client to follow every link of a
+    # page at once (100 in any 20 seconds; see resource_server.ratelimit.burst_limit).
     rate_limit: str = "5/second"
-    rate_limit_burst: int = 10
+    rate_limit_burst: int = 100
     # The HTML pages (front door, docs, search, the catalog's lists and items; not their static
     # files) per client address (an IPv6 address per /64), as the server derives it (see
     # TRUSTED_PROXY): a ``limits`` rate and a burst, as RATE_LIMIT's. 429 with Retry-After.

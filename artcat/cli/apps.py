@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from datetime import timedelta
@@ -12,6 +13,7 @@ from sqlalchemy import select
 
 from artcat.cli.accounts import add_enable_commands
 from artcat.cli.support import emit, instance_settings
+from artcat.loaders.demo import demo_credentials
 from auth_server.accounts import (
     AccountError,
     create_application,
@@ -344,6 +346,50 @@ def apps_rotate(client_id: str, as_json: bool) -> None:
             raise click.ClickException(f"{client_id} is a public client: it has no secret")
         secret = rotate_secret(session, app)
     emit(as_json, {"client_id": client_id, "client_secret": secret})
+
+
+@apps.command("list")
+@click.option("--json", "as_json", is_flag=True, help="One JSON array of the applications.")
+def apps_list(as_json: bool) -> None:
+    """List the applications, never a secret: name, client id, kind, redirect URIs, enabled.
+
+    The demo application is marked: its secret is printed by ``artcat demo credentials``
+    (and by ``make run``); any other secret was shown once, and ``apps rotate-secret`` gives
+    a new one.
+    """
+    settings = instance_settings()
+    demo_id = demo_credentials(settings).client_id if settings.secret_key else ""
+    with make_sessionmaker(make_engine(settings))() as session:
+        found = session.scalars(select(Application).order_by(Application.name, Application.id))
+        listed: list[dict[str, Any]] = [
+            {
+                "name": app.name,
+                "client_id": app.client_id,
+                "kind": ", ".join(
+                    (
+                        "public" if app.public_client else "confidential",
+                        "first-party" if app.first_party else "third-party",
+                    )
+                ),
+                "redirect_uris": list(app.redirect_uris or []),
+                "enabled": bool(app.enabled),
+                "demo": app.client_id == demo_id,
+            }
+            for app in found
+        ]
+    if as_json:
+        click.echo(json.dumps(listed))
+        return
+    if not listed:
+        click.echo("no applications")
+    for entry in listed:
+        demo = " (the demo application: artcat demo credentials)" if entry["demo"] else ""
+        uris = ", ".join(entry["redirect_uris"]) or "none (no browser flow)"
+        click.echo(f"{entry['name']}{demo}")
+        click.echo(f"  client_id:     {entry['client_id']}")
+        click.echo(f"  kind:          {entry['kind']}")
+        click.echo(f"  redirect URIs: {uris}")
+        click.echo(f"  enabled:       {'yes' if entry['enabled'] else 'no'}")
 
 
 add_enable_commands(

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import click
 
+from artcat.cli.demo import remove_before_import
 from artcat.cli.support import instance_settings
 from artcat.loaders.cmoa import load_cmoa
 from artcat.loaders.demo import demo_credentials, load_demo
@@ -95,6 +98,8 @@ MUSEUMS: dict[str, tuple[Loader, str]] = {
     "cmoa": (load_cmoa, CMOA_HELP),
     "moma-artists": (load_moma_artists, MOMA_ARTISTS_HELP),
 }
+# The imports that replace the demo catalog (MoMA's list only adds to the artists there).
+REPLACES_DEMO = frozenset({"tate", "cmoa"})
 # The resource types a museum's import writes (None: every type). MoMA's list adds to artists
 # only (and, as every import does, reindexes search: an artist's document shows its details),
 # so the documents of every other type stay cached through it.
@@ -111,6 +116,12 @@ def _museum_command(museum: str, loader: Loader, help_text: str) -> click.Comman
     @click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
     @click.option("--no-progress", is_flag=True)
     @click.option(
+        "--keep-demo-account",
+        is_flag=True,
+        hidden=museum not in REPLACES_DEMO,
+        help="Where the demo catalog is removed first: keep the demo user and application.",
+    )
+    @click.option(
         "--download",
         is_flag=True,
         help="Fetch the museum's published data from its configured URL (resuming a "
@@ -121,8 +132,14 @@ def _museum_command(museum: str, loader: Loader, help_text: str) -> click.Comman
         metavar="HEX",
         help="With --download: the file's expected SHA-256; a mismatch loads nothing.",
     )
-    def command(path: Path | None, no_progress: bool, download: bool, sha256: str | None) -> None:
-        import_museum(museum, loader, path, no_progress, download, sha256)
+    def command(
+        path: Path | None,
+        no_progress: bool,
+        keep_demo_account: bool,
+        download: bool,
+        sha256: str | None,
+    ) -> None:
+        import_museum(museum, loader, path, no_progress, download, sha256, keep_demo_account)
 
     return load.command(museum, help=help_text)(command)
 
@@ -134,8 +151,13 @@ def import_museum(
     no_progress: bool,
     download: bool,
     sha256: str | None,
+    keep_demo_account: bool = False,
 ) -> None:
-    """Run one museum importer; an unreadable input is an error that changed nothing."""
+    """Run one museum importer; an unreadable input is an error that changed nothing.
+
+    A museum's collection replaces the demo catalog: once the input is known to be readable,
+    the demo is removed (``artcat demo remove``), its accounts too unless kept.
+    """
     if download == (path is not None):
         raise click.UsageError("give either PATH or --download")
     if sha256 and not download:
@@ -146,7 +168,12 @@ def import_museum(
         if path is None:
             path = fetch_data(settings, museum, sha256=sha256, progress=not no_progress)
             click.echo(f"downloaded and unpacked into {path}")
-        report = loader(make_engine(settings), path, progress=not no_progress)
+        kwargs: dict[str, Any] = {}
+        if museum in REPLACES_DEMO:
+            kwargs["prepare"] = partial(
+                remove_before_import, settings, museum, keep_account=keep_demo_account
+            )
+        report = loader(make_engine(settings), path, progress=not no_progress, **kwargs)
     except (LoadError, FileNotFoundError, DownloadError) as exc:
         raise click.ClickException(str(exc)) from exc
     announce_catalog_change(settings, WRITES[museum])

@@ -11,6 +11,7 @@ GROUPS = {
     "apps": ("artcat.cli.apps:apps", "Manage client applications."),
     "db": ("artcat.cli.db:db", "Manage the database schema."),
     "images": ("artcat.cli.images:images", "Manage the instance's copies of the artworks' images."),
+    "demo": ("artcat.cli.demo:demo", "Manage the demo catalog."),
     "keys": ("artcat.cli.keys:keys", "Manage the keys that sign ID tokens."),
     "load": ("artcat.cli.load:load", "Load catalog data."),
     "search": ("artcat.cli.search:search", "Manage the search index."),

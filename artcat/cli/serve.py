@@ -15,7 +15,7 @@ from artcat.launch import build_wsgi, first_start, print_banner, wants_demo
 from common.granian_serve import run_granian
 from common.logs import configure_logging
 from common.redis_store import connect_redis
-from common.serve import pin_to_one_core, proxy_options, run_waitress
+from common.serve import pin_to_one_core, port_problem, proxy_options, run_waitress
 from common.settings import AuthSettings, ResourceSettings, SettingsError, settings_names
 
 
@@ -72,6 +72,10 @@ def serve(
                 "waitress serves one process: --workers needs granian (--server granian)"
             )
         chosen = "granian"  # auto: waitress only for one process in development
+    # Before the banner and the demo credentials: a port that cannot be had is one line.
+    problem = port_problem(host, port)
+    if problem is not None:
+        raise click.ClickException(f"{problem}: stop it, or choose another port with --port N")
     configure_logging(resource_settings.log_level, access=resource_settings.access_log)
     demo = first_start(
         auth_settings, load_demo_data=wants_demo(service, auth_settings, no_demo=no_demo)

@@ -88,6 +88,11 @@ class Batch:
                 moved = self.resolver.move_evicted(conn)
                 report.add("artists moved off a namesake's record", len(moved), len(moved))
                 self.stored.update(moved)
+            if self.resolver is not None and self.resolver.merges:
+                moved, gone = self.resolver.move_merged(conn)
+                report.add("artists merged with a near match", len(gone), len(gone))
+                self.stored.difference_update(gone)
+                self.stored.update(moved)
             if self.artists:
                 rows = list(self.artists.values())
                 if self.resolver is not None:

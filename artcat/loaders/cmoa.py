@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 
+from artcat.loaders.artists import attribution
 from artcat.loaders.catalog import (
     PartnerInfo,
     as_text,
@@ -91,7 +93,13 @@ NO_NATIONALITY = frozenset({"", "undetermined", "unknown"})
 _SIZE_RE = re.compile(r"([?&]size=)([A-Za-z0-9]+)")
 
 
-def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
+def load_cmoa(
+    engine: Engine,
+    path: Path,
+    *,
+    progress: bool = True,
+    prepare: Callable[[], None] | None = None,
+) -> LoadReport:
     """Load CMoA objects and their creators from any layout ``cmoa_formats`` accepts."""
     path = Path(path)
     streams = cmoa_streams(path)
@@ -110,7 +118,9 @@ def load_cmoa(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
             run.load_records(stream, run.add_artwork, "object")
         run.finish()
 
-    return run_load(engine, f"cmoa {path}", streams, write, progress=progress, visit=count)
+    return run_load(
+        engine, f"cmoa {path}", streams, write, progress=progress, visit=count, prepare=prepare
+    )
 
 
 def _image(url: str) -> tuple[str, list[str]]:
@@ -158,7 +168,6 @@ class _CmoaRun(MuseumRun):
         accession = record.get("accession_number") or cmoa_id.rsplit("/", 1)[-1]
         location = as_text(record.get("physical_location"))
         extra = [
-            ("Credit line", as_text(record.get("credit_line"))),
             ("Acquired", as_text(record.get("date_acquired"))),
             ("On view", location if location and location != "Not on View" else None),
         ]
@@ -180,11 +189,14 @@ class _CmoaRun(MuseumRun):
             year_start=parse_year(record.get("creation_date_earliest")),
             year_end=parse_year(record.get("creation_date_latest")),
             website=record.get("web_url") or "",
+            # The owners before the museum, and the museum's credit line, each in its own field.
             provenance=record.get("provenance_text") or "",
+            credit_line=record.get("credit_line") or "",
             collecting_institution=CMOA.name,
             unique=kind in UNIQUE_CLASSIFICATIONS,
-            # "unknown American" pseudo-artists name a culture rather than a maker.
-            cultural_maker=(first_name[8:] or None) if first_name.startswith("unknown ") else None,
+            # "unknown American" names a culture rather than a maker, "Anonymous" no one: the
+            # work says so here and has no artist for it.
+            cultural_maker=attribution(first_name),
             iconicity=iconicity(self.works[str(first.get("artist_id"))], category, bool(image)),
         )
         images = [
@@ -221,6 +233,8 @@ class _CmoaRun(MuseumRun):
             name = as_text(creator.get("full_name")) or as_text(creator.get("cited_name"))
             if not cmoa_artist or not name:
                 self.report.warn(file, line, "creator without an artist_id or name: skipped")
+                continue
+            if attribution(name) is not None:  # no one: the work's cultural_maker says it
                 continue
             birth_year = parse_year(creator.get("birth_date"))
             death_year = parse_year(creator.get("death_date"))

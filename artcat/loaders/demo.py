@@ -42,6 +42,7 @@ from common.models import (
     Bidder,
     Collection,
     CollectionItem,
+    DemoLoad,
     Edition,
     Fair,
     Gene,
@@ -62,7 +63,14 @@ from common.settings import Settings
 DEMO_EMAIL = "demo@example.org"
 DEMO_NAME = "Demo User"
 DEMO_APPLICATION_NAME = "Artcat Demo"
-DEMO_REDIRECT_URIS = ["http://127.0.0.1:8000/callback"]
+# The built-in page that shows the code (auth_server.views.callback). A loopback URI matches on
+# any port, so it serves whatever port ``serve`` listens on.
+DEMO_REDIRECT_URIS = [
+    "http://127.0.0.1:8000/oauth2/callback",
+    "http://localhost:8000/oauth2/callback",
+]
+# What demo applications registered before that page existed (a 404): moved to it on start.
+OLD_DEMO_REDIRECT_URIS = ["http://127.0.0.1:8000/callback"]
 EXTRA_USERS = 4
 # Tables in foreign-key order (users come first, through the account service).
 INSERT_ORDER: tuple[type[Base], ...] = (
@@ -122,6 +130,7 @@ def demo_credentials(settings: Settings) -> DemoCredentials:
 
 
 ALREADY_LOADED = "the demo application already exists"
+REMOVED = "the demo was removed from this instance (artcat load demo loads it again)"
 
 
 def _already_loaded(session: Session, credentials: DemoCredentials) -> str:
@@ -132,6 +141,22 @@ def _already_loaded(session: Session, credentials: DemoCredentials) -> str:
     if session.scalar(select(User.id).where(User.email == DEMO_EMAIL)) is not None:
         return f"{DEMO_EMAIL} exists but not the demo application (another secret key?)"
     return ""
+
+
+def _move_redirect_uris(session: Session, credentials: DemoCredentials) -> None:
+    """Point a demo application still registered at the old, missing page at the new one."""
+    with session.begin():
+        app = session.scalar(
+            select(Application).where(Application.client_id == credentials.client_id)
+        )
+        if app is not None and list(app.redirect_uris or []) == OLD_DEMO_REDIRECT_URIS:
+            app.redirect_uris = list(DEMO_REDIRECT_URIS)
+
+
+def _removed(session: Session) -> bool:
+    """Tell whether a demo was loaded here and removed since (and none is loaded now)."""
+    loads = session.execute(select(DemoLoad.removed_at)).scalars().all()
+    return bool(loads) and all(removed is not None for removed in loads)
 
 
 def _catalog_present(session: Session) -> str:
@@ -279,6 +304,12 @@ def _insert(session: Session, ctx: DemoContext) -> dict[str, int]:
     return counts
 
 
+def _record(session: Session, seed: int, artworks: int) -> None:
+    """Record the catalog loaded (its ids derive from these), for ``artcat demo remove``."""
+    session.execute(delete(DemoLoad).where(DemoLoad.seed == seed))
+    session.execute(insert(DemoLoad), [{"seed": seed, "artworks": artworks, "loaded_at": utcnow()}])
+
+
 def load_demo(
     engine: Engine,
     settings: Settings,
@@ -286,8 +317,14 @@ def load_demo(
     seed: int = 1,
     artworks: int = 200,
     now: datetime | None = None,
+    unless_removed: bool = False,
 ) -> DemoReport:
-    """Load the demo catalog, users and application once; skip if the demo is already there."""
+    """Load the demo catalog, users and application once; skip if the demo is already there.
+
+    ``unless_removed`` (``serve``'s first start) also skips it where it was removed (``artcat
+    demo remove``, or a museum import): real data replaced it, and so did, unless kept, its
+    accounts.
+    """
     if artworks < 0:
         raise ValueError("the number of artworks cannot be negative")
     started = time.perf_counter()
@@ -295,7 +332,11 @@ def load_demo(
     today = (now or utcnow()).astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     with Session(engine, expire_on_commit=False) as session:
         reason = _already_loaded(session, credentials)
+        if not reason and unless_removed and _removed(session):
+            reason = REMOVED
         session.rollback()
+        if reason == ALREADY_LOADED:
+            _move_redirect_uris(session, credentials)
         if reason:
             return DemoReport(seed=seed, skipped=True, reason=reason)
         ctx = DemoContext(seed=seed, today=today)
@@ -310,6 +351,7 @@ def load_demo(
                 if not catalog_reason:
                     _queue_user_rows(session, ctx, users)
                     counts = _insert(session, ctx)
+                    _record(session, seed, artworks)
                 create_application(
                     session,
                     name=DEMO_APPLICATION_NAME,

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from artcat.loaders.artists import ArtistResolver
+from artcat.loaders.artists import ArtistResolver, retire_non_persons
 from artcat.loaders.batch import BATCH_SIZE, Batch, analyze
 from artcat.loaders.catalog import (
     ARTISTS,
@@ -51,15 +51,20 @@ def run_load(
     *,
     progress: bool = True,
     visit: Callable[[Stream, Record], None] | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> LoadReport:
     """Check every stream, let ``write`` load them, then reindex; return the timed report.
 
     ``visit`` sees each record during the check (a first pass: loaders count works per
-    artist there). An unreadable input raises ``LoadError`` before ``write`` is called.
+    artist there). An unreadable input raises ``LoadError`` before ``write`` is called, and
+    before ``prepare``, which runs once the input is known to be readable (the command line
+    removes the demo catalog there).
     """
     started = time.perf_counter()
     report = LoadReport(source=source)
     check(report.source, streams, visit=visit, progress=progress)
+    if prepare is not None:
+        prepare()
     write(report)
     reindex_after_load(engine, report)
     report.elapsed = time.perf_counter() - started
@@ -155,5 +160,8 @@ class MuseumRun:
             retired = self.resolver.retire_superseded(conn)
             if retired:
                 self.report.add("artists merged away", retired, retired)
+            nobody = retire_non_persons(conn)
+            if nobody:
+                self.report.add("artists that name no one removed", nobody, nobody)
             recount_artists(conn, self.now)
         analyze(self.engine)

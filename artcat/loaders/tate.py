@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 
+from artcat.loaders.artists import attribution
 from artcat.loaders.catalog import (
     PartnerInfo,
     as_text,
@@ -61,7 +63,13 @@ UNIQUE_CLASSIFICATIONS = frozenset({"painting", "on paper, unique"})
 _SIZED_FILE_RE = re.compile(r"^(.*)_(\d+)\.jpg$")
 
 
-def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadReport:
+def load_tate(
+    engine: Engine,
+    path: Path,
+    *,
+    progress: bool = True,
+    prepare: Callable[[], None] | None = None,
+) -> LoadReport:
     """Load Tate artists and artworks from a clone of Tate's repository, a bundle or a file."""
     path = Path(path)
     artists, artworks = tate_streams(path)
@@ -86,13 +94,22 @@ def load_tate(engine: Engine, path: Path, *, progress: bool = True) -> LoadRepor
         run.finish()
 
     streams = [s for s in (artists, artworks) if s is not None]
-    return run_load(engine, f"tate {path}", streams, write, progress=progress, visit=count)
+    return run_load(
+        engine, f"tate {path}", streams, write, progress=progress, visit=count, prepare=prepare
+    )
 
 
 def _display_order(contributor: dict[str, Any]) -> float:
     """Return a contributor's place in the credits (unnumbered ones first, as Tate lists them)."""
     order = contributor.get("displayOrder")
     return order if isinstance(order, int | float) and not isinstance(order, bool) else 0
+
+
+def _contributor_name(contributor: Any) -> str | None:
+    """Return the name a contributor is credited under (its display name, else "mda")."""
+    if not isinstance(contributor, dict):
+        return None
+    return as_text(contributor.get("fc")) or as_text(contributor.get("mda"))
 
 
 def _name(value: Any) -> str | None:
@@ -152,6 +169,8 @@ class _TateRun(MuseumRun):
         name = as_text(record.get("fc")) or as_text(record.get("mda"))
         if not name:
             raise ValueError("artist without a name")
+        if attribution(name) is not None:  # "Anonymous", "British School": no one to list
+            return
         birth = record.get("birth") or {}
         death = record.get("death") or {}
         active = record.get("activePlaces") or []
@@ -200,7 +219,9 @@ class _TateRun(MuseumRun):
         contributors = sorted(
             record.get("contributors") or [], key=lambda c: c.get("displayOrder") or 0
         )
-        links = self._artist_links(artwork_id, contributors, file, line)
+        people = [c for c in contributors if attribution(_contributor_name(c)) is None]
+        attributions = [attribution(_contributor_name(c)) for c in contributors if c not in people]
+        links = self._artist_links(artwork_id, people, file, line)
         gene_ids = self._gene_ids(record)
         classification = record.get("classification")
         category = CATEGORIES.get(classification, "Other") if classification else None
@@ -234,10 +255,13 @@ class _TateRun(MuseumRun):
             website=record.get("url") or "",
             signature=record.get("inscription") or "",
             series=record.get("groupTitle") or group.get("shortTitle") or "",
-            provenance=record.get("creditLine") or "",
+            # Tate publishes a credit line (how the work came to Tate), no ownership history.
+            credit_line=record.get("creditLine") or "",
             collecting_institution=COLLECTING_INSTITUTION,
             image_rights=next((c for c in copyright_lines if c), None),
             unique=classification in UNIQUE_CLASSIFICATIONS,
+            # Who made it, where the credits name no person ("British School 18th century").
+            cultural_maker=attributions[0] if attributions else None,
             iconicity=iconicity(self.total_works.get(first_artist, 0), category, bool(image)),
         )
         self.batch.artworks.append(row)

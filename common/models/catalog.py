@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Boolean, Float, Index, Integer, String, Text, text
@@ -164,7 +165,9 @@ class Artwork(Timestamps, ImageFields, Base):
     website: Mapped[str] = mapped_column(String(500), default="")
     signature: Mapped[str] = mapped_column(Text, default="")
     series: Mapped[str] = mapped_column(Text, default="")
-    provenance: Mapped[str] = mapped_column(Text, default="")
+    provenance: Mapped[str] = mapped_column(Text, default="")  # the work's ownership history
+    # How the work came to the collection ("Presented by ... 1922"), as the museum prints it.
+    credit_line: Mapped[str] = mapped_column(Text, default="", server_default="")
     literature: Mapped[str] = mapped_column(Text, default="")
     exhibition_history: Mapped[str] = mapped_column(Text, default="")
     collecting_institution: Mapped[str] = mapped_column(String(300), default="")
@@ -258,3 +261,14 @@ class Image(Timestamps, ImageFields, Base):
     caption: Mapped[str | None] = mapped_column(Text)
     show_id: Mapped[str | None] = FK("shows.id", nullable=True)
     artwork_id: Mapped[str | None] = FK("artworks.id", nullable=True)
+
+
+class DemoLoad(Base):
+    """A demo catalog loaded into this instance: its seed and size, from which every id it
+    wrote can be derived again (``artcat demo remove``), and when it was removed."""
+
+    __tablename__ = "demo_loads"
+    seed: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    artworks: Mapped[int] = mapped_column(Integer)
+    loaded_at: Mapped[datetime] = mapped_column()
+    removed_at: Mapped[datetime | None] = mapped_column()

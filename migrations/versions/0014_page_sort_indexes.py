@@ -2,7 +2,7 @@
 partners and shows
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 Create Date: 2026-11-26
 
 The list pages for people sort by name (A-Z), by date and by the time a row was added, and
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0014"
-down_revision: str | None = "0012"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -76,6 +76,7 @@ CATALOG: dict[str, Schema] = {
             "signature": STR,
             "series": STR,
             "provenance": STR,
+            "credit_line": STR,
             "literature": STR,
             "exhibition_history": STR,
             "collecting_institution": STR,

@@ -19,6 +19,7 @@ _columns = by_position(
     *("series", "provenance", "literature", "exhibition_history", "collecting_institution"),
     *("additional_information", "image_rights", "blurb", "unique", "cultural_maker"),
     *("iconicity", "can_inquire", "can_acquire", "can_share", "sale_message", "sold"),
+    "credit_line",
 )
 
 
@@ -58,6 +59,7 @@ def artwork(a: Any, editions: Sequence[Any], urls: Urls, web_url: str = "") -> d
         can_share,
         sale_message,
         sold,
+        credit_line,
     ) = _columns(a)
     links = image_links(image_url, versions or [], ("medium",), urls.base)
     if partner_id:
@@ -100,6 +102,7 @@ def artwork(a: Any, editions: Sequence[Any], urls: Urls, web_url: str = "") -> d
         "can_share": can_share,
         "sale_message": sale_message,
         "sold": sold,
+        "credit_line": credit_line,  # not in the reference API: the museum's credit line
         "image_versions": list(versions or []),
         "_links": links,
         "_embedded": {"editions": [edition(e, urls) for e in editions]},

@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.functional, pytest.mark.data]
 
 # Described by both museums' slices (tests/data/cmoa/README.md names the records added).
 SHARED = ("Joseph Mallord William Turner", "Thomas Gainsborough", "William Blake")
-# Not the slug: when two artists share a name (the Guerrilla Girls at Tate without dates, at
-# CMoA with a founding year, stay two), the first to arrive gets the bare slug.
+# Not the slug: when two artists share a name and are not reconciled (two people of one name),
+# the first to arrive gets the bare slug.
 ARTIST_COLUMNS = (
     "id, name, sortable_name, gender, birthday, deathday, hometown, location, "
     "nationality, birth_year, artworks_count, published_artworks_count"

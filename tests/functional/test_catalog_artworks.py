@@ -23,7 +23,7 @@ ARTWORK_FIELDS = [
     "published", "website", "signature", "series", "provenance", "literature",
     "exhibition_history", "collecting_institution", "additional_information", "image_rights",
     "blurb", "unique", "cultural_maker", "iconicity", "can_inquire", "can_acquire", "can_share",
-    "sale_message", "sold", "image_versions", "_links", "_embedded",
+    "sale_message", "sold", "credit_line", "image_versions", "_links", "_embedded",
 ]  # fmt: skip
 EDITION_FIELDS = [
     "id", "created_at", "updated_at", "dimensions", "editions", "size", "available_editions",

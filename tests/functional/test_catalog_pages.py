@@ -7,7 +7,7 @@ from html import unescape
 
 import pytest
 import requests
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, delete, func, select, update
 
 from common.models import Artist, Artwork, ArtworkArtist, Gene, Partner, Profile, Show
 from tests.functional.catalog_support import ZERO_ID, Catalog, counting
@@ -92,7 +92,10 @@ def test_an_artist_page_shows_the_works_and_they_lead_back(catalog: Catalog) -> 
     assert ok(catalog, f"/artist/{artist.id}") == html  # by id or by slug
     artwork_html = ok(catalog, f"/artwork/{work.slug}")
     assert f"/artist/{artist.slug}" in hrefs(artwork_html)
-    assert f"/api/artworks/{work.id}" in hrefs(artwork_html)
+    # The API answers only with a token: its address is shown, and the link explains tokens.
+    assert f"<code>/api/artworks/{work.id}</code>" in artwork_html
+    assert f"/api/artworks/{work.id}" not in hrefs(artwork_html)
+    assert "/docs#tokens" in hrefs(artwork_html)
 
 
 def test_an_artwork_page_shows_its_image_date_medium_dimensions_and_credit(
@@ -105,7 +108,8 @@ def test_an_artwork_page_shows_its_image_date_medium_dimensions_and_credit(
             update(Artwork).where(Artwork.id == work.id).values(
                 image_url="https://images.example.org/w/{image_version}.jpg",
                 image_versions=["small", "large"], date="c. 1890", medium="Oil on canvas",
-                dimensions=dims, provenance="Presented by the artist 1901",
+                dimensions=dims, credit_line="Presented by the artist 1901",
+                provenance="Mrs Smith, London; sold 1899",
             )
         )  # fmt: skip
     html = unescape(ok(catalog, f"/artwork/{work.id}"))
@@ -113,9 +117,19 @@ def test_an_artwork_page_shows_its_image_date_medium_dimensions_and_credit(
     assert img is not None
     assert 'src="https://images.example.org/w/large.jpg"' in img.group(0)
     assert 'loading="lazy"' in img.group(0) and f'alt="{work.title}' in img.group(0)
-    for text in ("c. 1890", "Oil on canvas", "25.4 x 50.8 cm", "10 x 20 in",
-                 "Presented by the artist 1901"):  # fmt: skip
+    for text in ("c. 1890", "Oil on canvas", "25.4 x 50.8 cm", "10 x 20 in"):
         assert text in html
+    # Each text under the name that says what it is.
+    assert "<dt>Credit line</dt><dd>Presented by the artist 1901</dd>" in html
+    assert '<dt>Provenance</dt><dd class="pre">Mrs Smith, London; sold 1899</dd>' in html
+
+
+def test_the_docs_explain_how_to_get_a_token(catalog: Catalog) -> None:
+    """The pages' API links lead to /docs#tokens: that section exists and says what to do."""
+    html = ok(catalog, "/docs")
+    assert 'id="tokens"' in html
+    assert "/api/tokens/xapp_token" in html and "X-Xapp-Token" in html
+    assert "/account/applications" in hrefs(html)
 
 
 def test_gene_partner_and_show_pages_list_their_artworks(catalog: Catalog) -> None:
@@ -145,7 +159,8 @@ def test_a_profile_page_is_its_permalink_and_leads_to_its_owner(catalog: Catalog
         html = requests.get(url, timeout=20).text
         assert f"<h1>{partner.name}</h1>" in unescape(html)
         assert f"/partner/{partner.slug}" in hrefs(html)
-        assert f"/api/profiles/{profile.id}" in hrefs(html)
+        assert f"<code>/api/profiles/{profile.id}</code>" in html
+        assert "/docs#tokens" in hrefs(html)
     with catalog.sessions() as s, s.begin():
         s.execute(
             update(Profile)
@@ -268,3 +283,36 @@ def test_the_other_lists_are_counted_and_sorted_by_name_or_recency(
             assert (f"sort={sort}" in nexts[0]) == bool(sort)
             html = ok(catalog, nexts[0])
         assert seen == expected, (path, sort)
+
+
+def test_an_artwork_by_no_one_named_shows_its_attribution(catalog: Catalog) -> None:
+    """A work whose credits name no person ("British School 18th century") says so."""
+    work, _ = published_artwork_with_artist(catalog)
+    with catalog.sessions() as s, s.begin():
+        s.execute(delete(ArtworkArtist).where(ArtworkArtist.artwork_id == work.id))
+        s.execute(
+            update(Artwork)
+            .where(Artwork.id == work.id)
+            .values(cultural_maker="British School 18th century")
+        )
+    html = unescape(ok(catalog, f"/artwork/{work.id}"))
+    assert '<p class="by">British School 18th century</p>' in html
+
+
+def test_no_link_of_a_page_is_a_dead_end(catalog: Catalog) -> None:
+    """Every link the pages show a reader (those this server answers) opens something a
+    browser without a token can read: no 401 from the API, no 404."""
+    from common.serve import is_auth_path
+
+    work, artist = published_artwork_with_artist(catalog)
+    seen: set[str] = set()
+    for path in ("/", "/docs", "/artworks", "/artists", "/search?q=the",
+                 f"/artwork/{work.slug}", f"/artist/{artist.slug}"):  # fmt: skip
+        for href in hrefs(ok(catalog, path)):
+            target = href.split("#", 1)[0]
+            if not target.startswith("/") or is_auth_path(target) or target in seen:
+                continue
+            seen.add(target)
+            answer = page(catalog, target)
+            assert answer.status_code in (200, 302), (path, href, answer.status_code)
+    assert any(t.startswith("/artwork/") for t in seen) and "/docs" in seen

@@ -89,19 +89,36 @@ def test_a_museum_loaded_after_moma_gives_the_same_catalog_once_moma_is_rerun(
     assert state(clean_db) == expected
 
 
-def test_never_by_name_alone(clean_db: Engine, tmp_path: Path) -> None:
+def test_never_by_a_name_whose_dates_disagree(clean_db: Engine, tmp_path: Path) -> None:
     museums(clean_db, "tate")
     csv = tmp_path / "Artists.csv"
     csv.write_text(
         HEADER
-        + '1,Charlotte Posenenske,"",German,Female,1931,1985,Q1,1\n'  # born a year later
-        + '2,Charlotte Posenenske,"",German,Female,0,0,Q2,2\n'  # no dates at all
+        + '1,Charlotte Posenenske,"",German,Female,1933,1985,Q1,1\n'  # born three years later
         + '3,Charlotte Posenenske,"",German,Female,1930,2001,Q3,3\n',  # died much later
         encoding="utf-8",
     )
     report = load_moma_artists(clean_db, tmp_path, progress=False)
-    assert report.ok and report.counts["moma artists not in the catalog"] == 3
+    assert report.ok and report.counts["moma artists not in the catalog"] == 2
     assert artist(clean_db, "Charlotte Posenenske")["nationality"] is None
+
+
+def test_a_near_birth_year_matches_the_one_artist_of_that_name(
+    clean_db: Engine, tmp_path: Path
+) -> None:
+    """Born a year later at MoMA, the same death year: the one Charlotte Posenenske (rule 5);
+    a second MoMA record of the name is another person by MoMA's own word."""
+    museums(clean_db, "tate")
+    csv = tmp_path / "Artists.csv"
+    csv.write_text(
+        HEADER
+        + '1,Charlotte Posenenske,"",German,Female,1931,1985,Q1,1\n'
+        + '2,Charlotte Posenenske,"",German,Female,0,0,Q2,2\n',
+        encoding="utf-8",
+    )
+    report = load_moma_artists(clean_db, tmp_path, progress=False)
+    assert report.ok and report.counts["moma artists not in the catalog"] == 1
+    assert artist(clean_db, "Charlotte Posenenske")["nationality"] == "German"
 
 
 def test_a_bad_file_names_its_line_and_changes_nothing(clean_db: Engine, tmp_path: Path) -> None:

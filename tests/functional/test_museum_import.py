@@ -147,8 +147,9 @@ def test_tate_sample_and_ophelia(
     report = load_tate(clean_db, sample_dir / "tate", progress=False)
     assert report.ok, report.summary()
     assert report.counts["artworks"] == 350
-    # 275 artists in the file, plus one made from a contributor the file lacks (a warning).
-    assert report.counts["artists"] == 276
+    # 275 artists in the file, plus one made from a contributor the file lacks (a warning),
+    # less the three that name no one ("British School 18th century" and the like).
+    assert report.counts["artists"] == 273
     assert any("not in the artists file" in str(w) for w in report.warnings)
 
     single = write_jsonl(tmp_path / "ophelia.jsonl", [json.dumps(OPHELIA)])
@@ -172,7 +173,10 @@ def test_tate_sample_and_ophelia(
         }
         assert artwork.dimensions["in"]["text"] == f"30 {X} 44 in"
         assert (artwork.date, artwork.year_start, artwork.year_end) == ("1851\u20132", 1851, 1852)
-        assert artwork.provenance == "Presented by Sir Henry Tate 1894"
+        # Tate's creditLine is a credit line; Tate publishes no ownership history.
+        assert artwork.credit_line == "Presented by Sir Henry Tate 1894"
+        assert artwork.provenance == ""
+        assert "Presented by" not in artwork.additional_information
         assert artwork.collecting_institution == "Tate"
         assert artwork.published and artwork.iconicity > 0
         assert artwork.website == OPHELIA["url"]
@@ -241,7 +245,12 @@ def test_cmoa_sample(
             "diameter": 12.0,
         }
         assert bowl.dimensions["cm"]["diameter"] == 30.5
+        # CMoA's provenance_text is the ownership history, its credit_line the credit line;
+        # neither is repeated in the notes.
         assert bowl.provenance == "Haslam & Whiteway, London"
+        assert bowl.credit_line == "Helen Johnston Acquisition Fund"
+        assert "Helen Johnston" not in bowl.additional_information
+        assert "Haslam" not in bowl.additional_information
         assert (bowl.year_start, bowl.year_end, bowl.date) == (1905, 1915, "c. 1910")
         genes = session.scalars(
             select(Gene)
@@ -362,3 +371,34 @@ def test_unreadable_input_stops_the_import_before_any_write(
     [issue] = caught.value.issues
     assert (issue.file, issue.line) == (broken.relative_to(clone).as_posix(), 6)
     assert table_counts(clean_db) == before
+
+
+def test_a_reimport_moves_credit_lines_out_of_provenance_and_notes(
+    clean_db: Engine, sessions_clean: sessionmaker[Session], sample_dir: Path
+) -> None:
+    """Rows written when credit lines were kept in ``provenance`` and the notes are put right
+    by the next import of their museum."""
+    assert load_cmoa(clean_db, sample_dir / "cmoa", progress=False).ok
+    assert load_tate(clean_db, sample_dir / "tate", progress=False).ok
+    with clean_db.begin() as conn:  # what the earlier mapping wrote
+        conn.execute(
+            text(
+                "UPDATE artworks SET credit_line = '', provenance = 'Old credit', "
+                "additional_information = 'Credit line: Old credit'"
+            )
+        )
+    assert load_cmoa(clean_db, sample_dir / "cmoa", progress=False).ok
+    assert load_tate(clean_db, sample_dir / "tate", progress=False).ok
+    with sessions_clean() as session:
+        bowl = session.scalars(select(Artwork).where(Artwork.slug == "cmoa-2004-37-a-b")).one()
+        assert (bowl.credit_line, bowl.provenance) == (
+            "Helen Johnston Acquisition Fund",
+            "Haslam & Whiteway, London",
+        )
+        assert "Credit line" not in bowl.additional_information
+        tate = session.scalars(
+            select(Artwork).where(Artwork.collecting_institution == "Tate")
+        ).all()
+        assert tate and all(a.provenance == "" for a in tate)
+        assert any(a.credit_line.startswith("Presented by") for a in tate)
+        assert not any("Old credit" in a.additional_information for a in tate)

@@ -32,6 +32,7 @@ EXPECTED = {
     "/oauth2/register": {"POST"},
     "/oauth2/register/<client_id>": {"GET", "PUT", "DELETE"},
     "/oauth2/logout": {"GET", "POST"},
+    "/oauth2/callback": {"GET"},
     "/account": {"GET"},
     "/account/sign_in": {"GET", "POST"},
     "/account/sign_up": {"GET", "POST"},
@@ -119,7 +120,7 @@ def test_the_description_is_valid_and_tagged() -> None:
         for method, op in item.items():
             assert method != "head", path
             assert len(op["tags"]) == 1, (method, path)
-            pages = ("/oauth2/authorize", "/activate", "/oauth2/logout")
+            pages = ("/oauth2/authorize", "/activate", "/oauth2/logout", "/oauth2/callback")
             page = path.startswith("/account") or path in pages
             assert (op["tags"] == ["pages"]) == page, (method, path, op["tags"])
 

@@ -24,3 +24,16 @@ def test_the_demo_loads_only_for_serve_all_and_never_in_production(
         secret_key="k", environment=environment, public_url="https://art.example.org"
     )
     assert wants_demo(service, settings, no_demo=no_demo) is expected
+
+
+def test_the_banner_says_how_to_see_the_demo_credentials_again(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from artcat.launch import print_banner
+    from artcat.loaders.demo import DemoCredentials
+
+    demo = DemoCredentials("cid", "secret", "demo@example.org", "pw")
+    print_banner("all", "http://127.0.0.1:8001", demo)
+    out = capsys.readouterr().out
+    assert "artcat demo credentials" in out and "artcat apps list" in out
+    assert "http://127.0.0.1:8001/oauth2/callback" in out
