@@ -17,8 +17,12 @@ from common.search.plan import (
     PHRASE,
     PREFIX,
     TITLE,
+    WORKS,
+    WORKS_ANY,
     SearchEngine,
     TierPage,
+    before,
+    cover,
     statement,
     title_key,
     with_fields,
@@ -78,12 +82,26 @@ def expressions(query: ParsedQuery) -> dict[int, str]:
     """Return the FTS5 MATCH expression of each tier's set (without the kind filter)."""
     phrase = f'"{" ".join(query.words)}"'
     conj = " AND ".join(_terms(query))
-    return {
+    out = {
         PHRASE: f"title_terms : {phrase}",
         PREFIX: f"title_terms : {phrase}" + ("*" if query.prefix else ""),
         TITLE: f"title_terms : ({conj})",
         ANY: f"{{title_terms body_terms}} : ({conj})",
     }
+    if query.makers:
+        # An artwork listing one of the makers' whole names among its makers (its body).
+        names = " OR ".join(f'"{name}"' for name in query.makers)
+        works = f'kind : "artwork" AND body_terms : ({names})'
+        subject = " AND ".join(_term(w) for w in query.subject)
+        out[WORKS] = f"{works} AND title_terms : ({subject})" if subject else works
+        if subject:
+            out[WORKS_ANY] = f"{works} AND {{title_terms body_terms}} : ({subject})"
+    return out
+
+
+def _union(exprs: dict[int, str], tiers: tuple[int, ...]) -> str:
+    """Return the MATCH expression of the union of some tiers' sets."""
+    return " OR ".join(f"({exprs[t]})" for t in tiers)
 
 
 def _people_left_out(template: str, query: ParsedQuery, column: str = "rowid") -> str:
@@ -116,13 +134,20 @@ class SqliteEngine(SearchEngine):
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, object]]:
         """Return the statement of :meth:`count` (``:cap`` unbound) and its values: a B-tree
         count, or an FTS5 count of postings, reading ``cap`` matches at most."""
-        if tier == EXACT:
+        tiers = cover(query, tier)
+        if tiers == (EXACT,):
             where, params = _exact_params(query)
             found = f"SELECT 1 FROM search_documents WHERE {where}{{people}} LIMIT :cap"  # noqa: S608  # nosec B608 # constant fragments, bound values
             template = f"SELECT count(*) FROM ({found})"  # noqa: S608  # nosec B608 # as above
             return _people_left_out(template, query, "id"), with_lists(query, params)
-        match = _with_kinds(expressions(query)[tier], query)
+        match = _with_kinds(_union(expressions(query), tiers), query)
         return _people_left_out(_COUNT, query), with_lists(query, {"m": match})
+
+    def count_own(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
+        """Return the number of the tier's own matches, up to ``cap``."""
+        sql, params = self._page(query, tier, cap, 0)
+        counted = f"SELECT count(*) FROM ({sql})"  # noqa: S608  # nosec B608 # constant fragments, bound values
+        return int(_stmt(counted, query).scalar(conn, with_lists(query, params)))
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, reading one posting."""
@@ -140,23 +165,33 @@ class SqliteEngine(SearchEngine):
     def _page(
         self, query: ParsedQuery, tier: int, limit: int, offset: int
     ) -> tuple[str, dict[str, object]]:
-        """Return a SELECT of the ids of the tier's own matches in id order, and its values."""
+        """Return a SELECT of the ids of the tier's own matches in id order, and its values:
+        its set less the sets of the tiers before it (``before``)."""
         params: dict[str, object] = {"n": limit, "o": offset}
+        exprs = expressions(query)
+        earlier = before(query, tier)
+        people = " AND rowid NOT IN :people" if query.people else ""
         if tier == EXACT:
             where, exact = _exact_params(query)
             params.update(exact)
+            if earlier:  # the works before it: tested row by row on the few exact matches
+                params["x"] = _union(exprs, earlier)
+                where += (
+                    " AND NOT EXISTS (SELECT 1 FROM search_fts WHERE search_fts MATCH :x"
+                    " AND search_fts.rowid = search_documents.id)"
+                )
             people = " AND id NOT IN :people" if query.people else ""
             sql = f"SELECT id FROM search_documents WHERE {where}{people} ORDER BY id"  # noqa: S608  # nosec B608 # constant fragments, bound values
             return f"{sql} LIMIT :n OFFSET :o", params
-        exprs = expressions(query)
-        if tier == PHRASE:
-            params["m"] = _with_kinds(exprs[PHRASE], query)
+        match = _with_kinds(exprs[tier], query)
+        fts_earlier = tuple(t for t in earlier if t != EXACT)
+        if fts_earlier:
+            match = f"({match}) NOT ({_union(exprs, fts_earlier)})"
+        params["m"] = match
+        where = "search_fts MATCH :m"
+        if EXACT in earlier:
             params.update(tkey=title_key(query), key=query.key)
-            where = f"search_fts MATCH :m AND rowid NOT IN ({_EXACT_IDS})"
-        else:
-            params["m"] = f"({_with_kinds(exprs[tier], query)}) NOT ({exprs[tier - 1]})"
-            where = "search_fts MATCH :m"
-        people = " AND rowid NOT IN :people" if query.people else ""
+            where += f" AND rowid NOT IN ({_EXACT_IDS})"
         sql = f"SELECT rowid AS id FROM search_fts WHERE {where}{people} ORDER BY rowid"  # noqa: S608  # nosec B608 # constant fragments, bound values
         return f"{sql} LIMIT :n OFFSET :o", params
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -24,7 +24,7 @@ from resource_server.queries import shows as show_q
 from resource_server.queries.listing import Listing
 from resource_server.resources.base import Resource
 from resource_server.search.resource import parse_request
-from resource_server.search.service import search
+from resource_server.search.service import WINDOW, search
 from resource_server.web import data
 from resource_server.web.render import error_page, render
 
@@ -245,12 +245,16 @@ class SearchPage(PageResource):
         if not q.strip():
             render(resp, "search.html", q="", hits=[], total=0, offset=0)
             return
+        original = None  # the query as typed, when the results are those of a correction
         try:
             request, _echo = parse_request(req.params)
+            # "Search instead for" the words as typed: no correction offered.
+            request = replace(request, correct=req.get_param("spelling") != "off")
             with self.stores.reads() as session:
                 found = search(session.connection(), request)
                 if found.correction is not None:
-                    request = request.__class__(found.correction, request.size, 0, request.types)
+                    original = request.q
+                    request = replace(request, q=found.correction, offset=0)
                     found = search(session.connection(), request)
                 ids = [h.resource_id for h in found.hits if h.kind == "artwork"]
                 public = data.public_artwork_ids(session, ids)
@@ -264,4 +268,5 @@ class SearchPage(PageResource):
         ]
         more = request.offset + request.size < found.total_count
         render(resp, "search.html", q=request.q, hits=hits, total=found.total_count,
-               offset=request.offset, size=request.size, more=more)  # fmt: skip
+               offset=request.offset, size=request.size, more=more, original=original,
+               capped=found.total_count >= WINDOW)  # fmt: skip
