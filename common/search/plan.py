@@ -2,7 +2,9 @@
 
 A query's matches fall into nested sets, best first: the artists the query names
 (``PERSON``, see ``people``; only when there are some, and left out of every other tier), the
-title IS the query (``EXACT``), the
+title IS the query (``EXACT``), the title starts with the query's words, maybe after an
+article ("Water Lilies (Nymphéas)", "The Lady of Shalott": ``STARTS``, for two words or more:
+a known work before later works whose titles mention it), the
 title contains the query's words as a phrase (``PHRASE``), or as a phrase whose last word is a
 prefix ("Dix" finds "Otto Dix" before "William Dixon": ``PREFIX``), the title contains all the
 words in any order (``TITLE``), the words are all somewhere in the document: title, description
@@ -32,8 +34,10 @@ from common.api.prepared import BOUND_PARAMETER, Prepared
 from common.search.models import TITLE_KEY_CHARS
 from common.search.text import ParsedQuery
 
-EXACT, PHRASE, PREFIX, TITLE, ANY, PERSON, WORKS, WORKS_ANY, NAMESAKES = range(9)
-TIERS = (EXACT, PHRASE, PREFIX, TITLE, ANY)
+EXACT, PHRASE, PREFIX, TITLE, ANY, PERSON, WORKS, WORKS_ANY, NAMESAKES, STARTS = range(10)
+TIERS = (EXACT, STARTS, PHRASE, PREFIX, TITLE, ANY)
+# Articles a title may start with before the words of a query ("The Lady of Shalott").
+ARTICLES = ("the", "a", "an")
 # The tiers read from memory (the named artists, read with their lookup), not by an engine.
 IN_MEMORY = frozenset({PERSON, NAMESAKES})
 # The works tiers: WORKS holds a subject in the title, WORKS_ANY anywhere (WORKS is in it).
@@ -42,10 +46,11 @@ WORKS_TIERS = frozenset({WORKS, WORKS_ANY})
 
 def tiers_for(query: ParsedQuery) -> tuple[int, ...]:
     """Return the tiers that differ for this query (no PREFIX without a prefix word, no TITLE
-    for one word: their sets equal the tier's before), in order."""
+    for one word: their sets equal the tier's before; no STARTS for one word, whose title is
+    then mostly the word itself), in order."""
     skip = {PREFIX} if not query.prefix else set()
     if len(query.words) == 1:
-        skip.add(TITLE)
+        skip |= {TITLE, STARTS}
     usual = tuple(t for t in TIERS if t not in skip)
     if not query.makers:
         return ((PERSON,) if query.people else ()) + usual
@@ -146,6 +151,13 @@ def run_count(conn: Connection, sql: str, values: dict[str, Any], cap: int) -> i
     """Run a count statement (``count_sql``'s, or a combination of them) with ``:cap`` bound."""
     stmt = statement(sql, ":kinds" in sql, ":people" in sql)
     return int(stmt.scalar(conn, {**values, "cap": cap}))
+
+
+def starts_keys(query: ParsedQuery) -> tuple[str, str]:
+    """Return the folded query, and the same after an article unless it starts with one: the
+    beginnings of the titles of the ``STARTS`` tier."""
+    article = "" if query.words[0] in ARTICLES else "the "
+    return query.key, f"{article}{query.key}"
 
 
 def title_key(query: ParsedQuery) -> str:

@@ -24,6 +24,7 @@ from common.search.plan import (
     EXACT,
     PHRASE,
     PREFIX,
+    STARTS,
     TITLE,
     WORKS,
     WORKS_ANY,
@@ -31,6 +32,7 @@ from common.search.plan import (
     TierPage,
     before,
     cover,
+    starts_keys,
     statement,
     title_key,
     with_fields,
@@ -48,6 +50,9 @@ _size: list[float] = [0.0, -SIZE_TTL]  # the size, and when it was read (monoton
 _Q = f"to_tsquery('{TS_CONFIG}'::regconfig, :%s)"
 _MATCH = {
     EXACT: "title_key = :tkey AND title_terms = :key",
+    # The phrase's titles, their beginning read from the short title key.
+    STARTS: f"title_tsv @@ {_Q % 'phrase'} AND (title_key || ' ' LIKE :starts "
+    "OR title_key || ' ' LIKE :starts_article)",
     PHRASE: f"title_tsv @@ {_Q % 'phrase'}",
     PREFIX: f"title_tsv @@ {_Q % 'prefixed'}",
     TITLE: f"title_tsv @@ {_Q % 'conj'}",
@@ -133,6 +138,8 @@ def _params(query: ParsedQuery) -> dict[str, object]:
         "prefixed": " <-> ".join(lexemes),
         "conj": " & ".join(lexemes),
     }
+    plain, article = starts_keys(query)
+    params.update(starts=f"{plain} %", starts_article=f"{article} %")
     if query.makers:
         names = (" & ".join(_lexeme(w) for w in name.split()) for name in query.makers)
         params["makers"] = " | ".join(f"({name})" for name in names)

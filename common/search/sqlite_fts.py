@@ -16,6 +16,7 @@ from common.search.plan import (
     EXACT,
     PHRASE,
     PREFIX,
+    STARTS,
     TITLE,
     WORKS,
     WORKS_ANY,
@@ -23,6 +24,7 @@ from common.search.plan import (
     TierPage,
     before,
     cover,
+    starts_keys,
     statement,
     title_key,
     with_fields,
@@ -82,7 +84,9 @@ def expressions(query: ParsedQuery) -> dict[int, str]:
     """Return the FTS5 MATCH expression of each tier's set (without the kind filter)."""
     phrase = f'"{" ".join(query.words)}"'
     conj = " AND ".join(_terms(query))
+    starts = " OR ".join(f'^"{key}"' for key in dict.fromkeys(starts_keys(query)))
     out = {
+        STARTS: f"title_terms : ({starts})",
         PHRASE: f"title_terms : {phrase}",
         PREFIX: f"title_terms : {phrase}" + ("*" if query.prefix else ""),
         TITLE: f"title_terms : ({conj})",

@@ -14,11 +14,13 @@ from common.search.plan import (
     PERSON,
     PHRASE,
     PREFIX,
+    STARTS,
     TITLE,
     WORKS,
     WORKS_ANY,
     before,
     cover,
+    starts_keys,
     tiers_for,
 )
 from common.search.text import ParsedQuery, fold, parse_query
@@ -128,6 +130,14 @@ def test_the_artists_about_as_popular_as_the_first_lead() -> None:
     assert split_leads([top]) == ([top], [])
 
 
+def test_a_title_starting_with_the_query_comes_after_the_exact_title() -> None:
+    query = parse_query("lady of shalott")
+    assert tiers_for(query) == (EXACT, STARTS, PHRASE, PREFIX, TITLE, ANY)
+    assert before(query, STARTS) == (EXACT,) and before(query, PHRASE) == (STARTS,)
+    assert starts_keys(query) == ("lady of shalott", "the lady of shalott")
+    assert starts_keys(parse_query("the kiss")) == ("the kiss", "the kiss")
+
+
 def test_the_tiers_of_a_query_naming_an_artist() -> None:
     plain = parse_query("warhol")
     assert tiers_for(plain) == (EXACT, PHRASE, PREFIX, ANY)
@@ -145,8 +155,9 @@ def test_the_tiers_of_a_query_of_a_name_and_a_subject() -> None:
         ("turner", "venice"), prefix=True, makers=("joseph mallord william turner",),
         subject=("venice",),
     )  # fmt: skip
-    assert tiers_for(query) == (EXACT, WORKS, WORKS_ANY, PHRASE, PREFIX, TITLE, ANY)
+    assert tiers_for(query) == (EXACT, WORKS, WORKS_ANY, STARTS, PHRASE, PREFIX, TITLE, ANY)
     assert before(query, WORKS) == (EXACT,)
     assert before(query, WORKS_ANY) == (EXACT, WORKS)
-    assert before(query, PHRASE) == (EXACT, WORKS_ANY)
+    assert before(query, STARTS) == (EXACT, WORKS_ANY)
+    assert before(query, PHRASE) == (STARTS, WORKS_ANY)
     assert before(query, PREFIX) == (PHRASE, WORKS_ANY)
