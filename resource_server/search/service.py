@@ -72,8 +72,11 @@ class SearchPage:
     total_count: int
     hits: list[Hit] = field(default_factory=list)
     correction: str | None = None
-    # The results are those of ``q`` as corrected from ``original`` (``spelling``).
-    original: str | None = None
+
+    @property
+    def capped(self) -> bool:
+        """Tell whether the count stopped at the window: there are more matches than it says."""
+        return self.total_count >= WINDOW
 
 
 def parse_request_kinds(q: str, types: tuple[str, ...]) -> tuple[str, tuple[str, ...] | None]:

@@ -24,7 +24,7 @@ from resource_server.queries import shows as show_q
 from resource_server.queries.listing import Listing
 from resource_server.resources.base import Resource
 from resource_server.search.resource import parse_request
-from resource_server.search.service import WINDOW, search
+from resource_server.search.service import search
 from resource_server.web import data
 from resource_server.web.render import error_page, render
 
@@ -269,4 +269,4 @@ class SearchPage(PageResource):
         more = request.offset + request.size < found.total_count
         render(resp, "search.html", q=request.q, hits=hits, total=found.total_count,
                offset=request.offset, size=request.size, more=more, original=original,
-               capped=found.total_count >= WINDOW)  # fmt: skip
+               capped=found.capped)  # fmt: skip
