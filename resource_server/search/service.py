@@ -179,6 +179,12 @@ def count_matches(conn: Connection, engine: SearchEngine, query: ParsedQuery) ->
     ):
         return WINDOW
     named = len(query.people)
+    if query.makers and all(
+        set(query.words) <= {*maker.split(), *query.subject} for maker in query.makers
+    ):
+        # Every word is in the makers' names or the subject: their works match the words
+        # anyway, and the words alone count them (one posting list each, not two merged).
+        query = replace(query, makers=(), subject=())
     if query.prefix and not query.makers:
         return min(WINDOW, named + count_whole_first(engine, conn, query, WINDOW))
     return min(WINDOW, named + engine.count(conn, query, ANY, WINDOW))
