@@ -46,12 +46,11 @@ from sqlalchemy import Connection, Table, bindparam, delete, select, text
 
 from common.api.prepared import Prepared
 from common.bulk import Row, chunks, upsert
-from common.search.models import TITLE_KEY_CHARS, SearchDocument, SearchName
+from common.search.models import TITLE_KEY_CHARS, SearchName
 from common.search.plan import HIT_FIELDS
 from common.search.text import ParsedQuery, fold
 
 NAMES = cast(Table, SearchName.__table__)
-_DOCUMENTS = cast(Table, SearchDocument.__table__)
 # Most artists put first for one query: a key as common as "smith" names a few hundred.
 MAX_PEOPLE = 50
 # Names longer than this get only their surname and whole-name keys (2^words keys otherwise).
@@ -206,11 +205,9 @@ def find_named(conn: Connection, query: ParsedQuery) -> Named:
     if whole in by_key:
         found = sorted(by_key[whole].values(), key=attrgetter("id"))[:MAX_PEOPLE]
         leads, namesakes = split_leads(found)
-        if query.kinds and "artist" not in query.kinds:
+        makers = leads if not query.kinds or "artwork" in query.kinds else []
+        if query.kinds and "artist" not in query.kinds:  # their works only
             leads, namesakes = [], []
-            makers = split_leads(found)[0]
-        else:
-            makers = leads
         return Named(
             tuple(leads),
             tuple(namesakes),
@@ -224,7 +221,7 @@ def find_named(conn: Connection, query: ParsedQuery) -> Named:
         key=lambda k: (-len(k.split()), min(by_key[k])),
         default=None,
     )
-    if best is None:
+    if best is None or (query.kinds and "artwork" not in query.kinds):
         return Named()
     leads, _ = split_leads(sorted(by_key[best].values(), key=attrgetter("id")))
     return Named(
