@@ -169,3 +169,31 @@ def test_a_count_stopped_at_the_window_says_so(
     monkeypatch.setattr(service, "WINDOW", 1000)
     museum.announce()
     assert "1 result for “Proserpine”" in page(museum, q="Proserpine")
+
+
+@pytest.mark.parametrize("q", ["warhol", "Andy Warhol", "J.M.W. Turner", "turner venice"])
+def test_pages_hold_every_match_once_in_order(museum: Museum, q: str) -> None:
+    """The tiers no longer nest: a deep page counts each tier's own matches to skip it, and
+    small pages walked one after the other give the first page's order, each match once."""
+    whole = museum.ok(q=q, size=50)
+    first = [r["_links"]["self"]["href"] for r in whole["_embedded"]["results"]]
+    for size in (1, 3, 7):
+        museum.announce()
+        walked = [r["_links"]["self"]["href"] for r in museum.walk(q=q, size=size)]
+        assert walked == first, (q, size)
+    assert whole["total_count"] == len(first) == len(set(first))
+
+
+def test_a_kind_filter_keeps_the_artists_works_first(museum: Museum) -> None:
+    works = [t for _, t in top(museum, "warhol", size=20)[1:7]]
+    assert museum.ok(q="warhol", type="artwork")["total_count"] == len(
+        museum.walk(q="warhol", type="artwork")
+    )
+    assert [t for _, t in top_of(museum, "warhol", "artwork")[:6]] == works
+    assert top_of(museum, "warhol", "artist") == [("artist", "Andy Warhol")]
+
+
+def top_of(museum: Museum, q: str, kind: str) -> list[tuple[str, str]]:
+    """Return (type, title) of the first page's results of one kind."""
+    body = museum.ok(q=q, size=20, type=kind)
+    return [(r["type"], r["title"]) for r in body["_embedded"]["results"]]
