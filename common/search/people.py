@@ -14,9 +14,9 @@ and punctuation, are one of the artist's name keys:
   Turner", "J. M. W. Turner", "JMW Turner", "Turner, J.M.W.", "D.G. Rossetti", "W. Turner".
 
 Honours after the name ("Henry Moore OM, CH", "Millais, Bt") are not its surname. A forename
-alone ("Thomas") names nobody: too many people share it.
-Names that are not a person's ("British School 18th century", "unknown American", with digits
-or such words) have only the whole name as a key.
+alone ("Thomas") names nobody: too many people share it. Names that are not a person's
+("British School 18th century", "unknown American", with digits or such words) have only the
+whole name as a key.
 
 The artists a query names come first, most popular first, ahead of everything else, even a
 work whose title is exactly the query. So "Gainsborough" gives Thomas Gainsborough before
