@@ -74,6 +74,10 @@ bench: $(STAMP) ## Run the HTTP benchmark against a falcon baseline (bench/READM
 bench-search: $(STAMP) ## Run the search benchmark (bench/README.md; needs the museum data loaded)
 	$(BIN)/python -m bench.search_bench
 
+.PHONY: bench-relevance
+bench-relevance: $(STAMP) ## nDCG@10 of the judged search queries (bench/README.md; needs the museum data loaded)
+	$(BIN)/python -m bench.relevance
+
 bench-data: $(STAMP) ## Load the museums' data for the benchmarks (MUSEUM_DATA=folder with tate/ and cmoa/, else downloaded)
 	$(BIN)/artcat db upgrade
 	$(BIN)/artcat load tate --no-progress $(if $(MUSEUM_DATA),$(MUSEUM_DATA)/tate,--download)

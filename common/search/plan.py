@@ -2,11 +2,20 @@
 
 A query's matches fall into nested sets, best first: the artists the query names
 (``PERSON``, see ``people``; only when there are some, and left out of every other tier), the
-title IS the query (``EXACT``), the
+title IS the query (``EXACT``), the title starts with the query's words, maybe after an
+article ("Water Lilies (Nymphéas)", "The Lady of Shalott": ``STARTS``, for two words or more:
+a known work before later works whose titles mention it), the
 title contains the query's words as a phrase (``PHRASE``), or as a phrase whose last word is a
 prefix ("Dix" finds "Otto Dix" before "William Dixon": ``PREFIX``), the title contains all the
 words in any order (``TITLE``), the words are all somewhere in the document: title, description
-or other text such as an artwork's artists (``ANY``). Results come tier by tier; inside a tier by
+or other text such as an artwork's artists (``ANY``). A query that names artists (``people``)
+puts their own works after them (``WORKS``: artworks listing one of ``makers`` as a maker) and
+the other artists of the name after those (``NAMESAKES``), before the other tiers. A query of
+a name and a subject ("turner venice") puts the named artists' works with the subject in the
+title (``WORKS``), then with it anywhere (``WORKS_ANY``), right after the titles that are the
+query: a title holding it as a phrase may be another's ("From Constable: Salisbury
+Cathedral"). Tiers do not nest then: a tier's own matches are its set less the sets of the
+tiers before it (``before``). Results come tier by tier; inside a tier by
 popularity, which the document ids encode (the most popular document has the smallest id), so
 an engine returns a tier's best matches in id order without ranking every match.
 """
@@ -25,18 +34,47 @@ from common.api.prepared import BOUND_PARAMETER, Prepared
 from common.search.models import TITLE_KEY_CHARS
 from common.search.text import ParsedQuery
 
-EXACT, PHRASE, PREFIX, TITLE, ANY, PERSON = range(6)
-TIERS = (EXACT, PHRASE, PREFIX, TITLE, ANY)
+EXACT, PHRASE, PREFIX, TITLE, ANY, PERSON, WORKS, WORKS_ANY, NAMESAKES, STARTS = range(10)
+TIERS = (EXACT, STARTS, PHRASE, PREFIX, TITLE, ANY)
+# Articles a title may start with before the words of a query ("The Lady of Shalott").
+ARTICLES = ("the", "a", "an")
+# The tiers read from memory (the named artists, read with their lookup), not by an engine.
+IN_MEMORY = frozenset({PERSON, NAMESAKES})
+# The works tiers: WORKS holds a subject in the title, WORKS_ANY anywhere (WORKS is in it).
+WORKS_TIERS = frozenset({WORKS, WORKS_ANY})
 
 
 def tiers_for(query: ParsedQuery) -> tuple[int, ...]:
     """Return the tiers that differ for this query (no PREFIX without a prefix word, no TITLE
-    for one word: their sets equal the tier's before)."""
+    for one word: their sets equal the tier's before; no STARTS for one word, whose title is
+    then mostly the word itself), in order."""
     skip = {PREFIX} if not query.prefix else set()
     if len(query.words) == 1:
-        skip.add(TITLE)
-    first = (PERSON,) if query.people else ()
-    return first + tuple(t for t in TIERS if t not in skip)
+        skip |= {TITLE, STARTS}
+    usual = tuple(t for t in TIERS if t not in skip)
+    if not query.makers:
+        return ((PERSON,) if query.people else ()) + usual
+    if query.subject:
+        return (usual[0], WORKS, WORKS_ANY, *usual[1:])
+    return (PERSON, WORKS, NAMESAKES, *usual)
+
+
+def cover(query: ParsedQuery, tier: int) -> tuple[int, ...]:
+    """Return the fewest engine tiers whose sets together make the sets of ``tier`` and of
+    every engine tier before it: the last of the usual tiers (each holds those before it) and
+    the last works tier (WORKS_ANY holds WORKS), among those up to ``tier``."""
+    upto = [t for t in tiers_for(query) if t not in IN_MEMORY]
+    upto = upto[: upto.index(tier) + 1]
+    usual = [t for t in upto if t in TIERS]
+    works = [t for t in upto if t in WORKS_TIERS]
+    return tuple(found[-1] for found in (usual, works) if found)
+
+
+def before(query: ParsedQuery, tier: int) -> tuple[int, ...]:
+    """Return ``cover`` of the engine tier before ``tier`` (nothing for the first)."""
+    engine_tiers = [t for t in tiers_for(query) if t not in IN_MEMORY]
+    at = engine_tiers.index(tier)
+    return cover(query, engine_tiers[at - 1]) if at else ()
 
 
 # What a result shows of its document, read with the ids of a page (``with_fields``).
@@ -115,6 +153,13 @@ def run_count(conn: Connection, sql: str, values: dict[str, Any], cap: int) -> i
     return int(stmt.scalar(conn, {**values, "cap": cap}))
 
 
+def starts_keys(query: ParsedQuery) -> tuple[str, str]:
+    """Return the folded query, and the same after an article unless it starts with one: the
+    beginnings of the titles of the ``STARTS`` tier."""
+    article = "" if query.words[0] in ARTICLES else "the "
+    return query.key, f"{article}{query.key}"
+
+
 def title_key(query: ParsedQuery) -> str:
     """Return the indexed prefix of the folded query, looked up for exact title matches."""
     return query.key[:TITLE_KEY_CHARS]
@@ -140,14 +185,19 @@ class SearchEngine(ABC):
     SYNC: tuple[str, ...] = ()
 
     def count(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
-        """Return the size of a tier's set (which holds the sets of the tiers before it),
-        ``query.people`` left out, counting no further than ``cap``."""
+        """Return the size of the sets of a tier and of the tiers before it (``ANY``: every
+        match), ``query.people`` left out, counting no further than ``cap``."""
         return run_count(conn, *self.count_sql(query, tier), cap)
 
     @abstractmethod
     def count_sql(self, query: ParsedQuery, tier: int) -> tuple[str, dict[str, Any]]:
         """Return the SQL of :meth:`count` (``:cap`` left unbound) and its values, the
         query's lists among them (``with_lists``)."""
+
+    @abstractmethod
+    def count_own(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
+        """Return the number of a tier's own matches (those ``fetch`` pages through), counting
+        no further than ``cap``."""
 
     @abstractmethod
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:

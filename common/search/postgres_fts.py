@@ -24,9 +24,15 @@ from common.search.plan import (
     EXACT,
     PHRASE,
     PREFIX,
+    STARTS,
     TITLE,
+    WORKS,
+    WORKS_ANY,
     SearchEngine,
     TierPage,
+    before,
+    cover,
+    starts_keys,
     statement,
     title_key,
     with_fields,
@@ -44,25 +50,49 @@ _size: list[float] = [0.0, -SIZE_TTL]  # the size, and when it was read (monoton
 _Q = f"to_tsquery('{TS_CONFIG}'::regconfig, :%s)"
 _MATCH = {
     EXACT: "title_key = :tkey AND title_terms = :key",
+    # The phrase's titles, their beginning read from the short title key.
+    STARTS: f"title_tsv @@ {_Q % 'phrase'} AND (title_key || ' ' LIKE :starts "
+    "OR title_key || ' ' LIKE :starts_article)",
     PHRASE: f"title_tsv @@ {_Q % 'phrase'}",
     PREFIX: f"title_tsv @@ {_Q % 'prefixed'}",
     TITLE: f"title_tsv @@ {_Q % 'conj'}",
     ANY: f"tsv @@ {_Q % 'conj'}",
 }
-# Each tier's own rows: its set minus the set of the tier before. The short title key is tested
-# first so that long titles are not read (detoasted) for the exact-match test.
-_OWN = {
-    EXACT: _MATCH[EXACT],
-    PHRASE: f"{_MATCH[PHRASE]} AND NOT (title_key = :tkey AND title_terms = :key)",
-    PREFIX: f"{_MATCH[PREFIX]} AND NOT {_MATCH[PHRASE]}",
-    TITLE: f"{_MATCH[TITLE]} AND NOT {_MATCH[PREFIX]}",
-    ANY: f"{_MATCH[ANY]} AND NOT {_MATCH[TITLE]}",
-}
 # The most popular documents, which a walk reads in id order.
 _HEAD = (
-    "(SELECT id, kind, title_key, title_terms, title_tsv, tsv FROM search_documents "
+    "(SELECT id, kind, title_key, title_terms, body_terms, title_tsv, tsv FROM search_documents "
     "ORDER BY id LIMIT :scan) AS head"
 )
+
+
+def _matches(query: ParsedQuery) -> dict[int, str]:
+    """Return the condition of each tier's set. A work of the named artists (``makers``) is
+    an artwork whose body holds one of their whole names: the GIN index finds the documents
+    with the name's words, the body's text tells which list it among their makers (the
+    tsvector has no positions to tell a phrase)."""
+    if not query.makers:
+        return _MATCH
+    likes = " OR ".join(
+        f"' ' || body_terms || ' ' LIKE :maker{i}" for i in range(len(query.makers))
+    )
+    works = f"kind = 'artwork' AND tsv @@ {_Q % 'makers'} AND ({likes})"
+    out = dict(_MATCH)
+    if query.subject:
+        out[WORKS] = f"{works} AND title_tsv @@ {_Q % 'subject'}"
+        out[WORKS_ANY] = f"{works} AND tsv @@ {_Q % 'subject'}"
+    else:
+        out[WORKS] = works
+    return out
+
+
+def _own(query: ParsedQuery, tier: int) -> str:
+    """Return the condition of a tier's own rows: its set less the sets of the tiers before
+    it. The short title key is tested first so that long titles are not read (detoasted) for
+    the exact-match test."""
+    conditions = _matches(query)
+    return " AND NOT ".join(f"({conditions[t]})" for t in (tier, *before(query, tier)))
+
+
 _SIZE = text("SELECT greatest(reltuples, 1) FROM pg_class WHERE oid = 'search_documents'::regclass")
 _SIMILAR = text(
     "SELECT word, documents FROM search_words WHERE word % :w "
@@ -108,6 +138,14 @@ def _params(query: ParsedQuery) -> dict[str, object]:
         "prefixed": " <-> ".join(lexemes),
         "conj": " & ".join(lexemes),
     }
+    plain, article = starts_keys(query)
+    params.update(starts=f"{plain} %", starts_article=f"{article} %")
+    if query.makers:
+        names = (" & ".join(_lexeme(w) for w in name.split()) for name in query.makers)
+        params["makers"] = " | ".join(f"({name})" for name in names)
+        params.update({f"maker{i}": f"% {name} %" for i, name in enumerate(query.makers)})
+        if query.subject:
+            params["subject"] = " & ".join(_lexeme(w) for w in query.subject)
     return with_lists(query, params)
 
 
@@ -150,8 +188,16 @@ class PostgresEngine(SearchEngine):
         """Return the statement of :meth:`count` (``:cap`` unbound) and its values: a count
         on the tier's own index (B-tree or GIN), which reads the heap for ``cap`` matches at
         most, not for every match."""
-        sql = _sql("1", "search_documents", _MATCH[tier], query, capped_count=True)
+        conditions = _matches(query)
+        union = "(" + " OR ".join(f"({conditions[t]})" for t in cover(query, tier)) + ")"
+        sql = _sql("1", "search_documents", union, query, capped_count=True)
         return sql, _params(query)
+
+    def count_own(self, conn: Connection, query: ParsedQuery, tier: int, cap: int) -> int:
+        """Return the number of a tier's own matches, up to ``cap``."""
+        sql = _sql("1", "search_documents", _own(query, tier), query, capped_count=True)
+        stmt = statement(sql, bool(query.kinds), bool(query.people))
+        return int(stmt.scalar(conn, {**_params(query), "cap": cap}))
 
     def exists(self, conn: Connection, query: ParsedQuery) -> bool:
         """Tell whether anything matches, stopping at the first match."""
@@ -168,7 +214,8 @@ class PostgresEngine(SearchEngine):
             documents = _documents(conn)
             # Rows a walk should read if the tier's matches were spread evenly over the ids.
             if (offset + limit) * documents / estimate < WALK_BUDGET / 2:
-                walk = _select("id", _HEAD, _OWN[tier], query, f"ORDER BY id {limits}", page=True)
+                own = _own(query, tier)
+                walk = _select("id", _HEAD, own, query, f"ORDER BY id {limits}", page=True)
                 found = walk.rows(conn, params)
                 if len(found) == limit or documents <= WALK_BUDGET:
                     return found
@@ -177,7 +224,7 @@ class PostgresEngine(SearchEngine):
         # sparse matches. The exact tier's B-tree (title_key, id) gives the order itself.
         order = "id" if tier == EXACT else "id + 0"
         tail = f"ORDER BY {order} {limits}"
-        stmt = _select("id", "search_documents", _OWN[tier], query, tail, page=True)
+        stmt = _select("id", "search_documents", _own(query, tier), query, tail, page=True)
         return stmt.rows(conn, params)
 
     def similar_words(self, conn: Connection, word: str, limit: int) -> list[tuple[str, int]]:

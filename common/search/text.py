@@ -63,6 +63,11 @@ class ParsedQuery:
     # Document ids of the artists the query names (``people``): first, and left out of the
     # engines' tiers.
     people: tuple[int, ...] = ()
+    # The folded names of the artists whose own works form tiers of their own (``people``),
+    # about ``works`` of them, and the query's other words when only a part of it names them.
+    makers: tuple[str, ...] = ()
+    subject: tuple[str, ...] = ()
+    works: int = 0
 
     @property
     def key(self) -> str:

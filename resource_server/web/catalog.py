@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -338,12 +338,16 @@ class SearchPage(PageResource):
         if not q.strip():
             render(resp, "search.html", q="", hits=[], total=0, offset=0, thumbs={})
             return
+        original = None  # the query as typed, when the results are those of a correction
         try:
             request, _echo = parse_request(req.params)
+            # "Search instead for" the words as typed: no correction offered.
+            request = replace(request, correct=req.get_param("spelling") != "off")
             with self.stores.reads() as session:
                 found = search(session.connection(), request)
                 if found.correction is not None:
-                    request = request.__class__(found.correction, request.size, 0, request.types)
+                    original = request.q
+                    request = replace(request, q=found.correction, offset=0)
                     found = search(session.connection(), request)
                 ids = [h.resource_id for h in found.hits if h.kind == "artwork"]
                 public = data.public_artwork_images(session, ids)
@@ -357,5 +361,5 @@ class SearchPage(PageResource):
         ]
         more = request.offset + request.size < found.total_count
         render(resp, "search.html", q=request.q, hits=hits, total=found.total_count,
-               offset=request.offset, size=request.size, more=more,
-               thumbs=public)  # fmt: skip
+               offset=request.offset, size=request.size, more=more, original=original,
+               capped=found.capped, thumbs=public)  # fmt: skip

@@ -88,3 +88,32 @@ def test_a_query_without_a_prefix_is_counted_once() -> None:
     engine = Counts(word=40, prefix=70)
     assert total(engine, prefix=False) == 40
     assert engine.asked == [False]
+
+
+class Union(Counts):
+    """An engine that counts the words' matches, and more when the works are merged in."""
+
+    def __init__(self) -> None:
+        super().__init__(word=40, prefix=70)
+        self.makers: list[tuple[str, ...]] = []
+
+    def count(self, conn: Any, query: ParsedQuery, tier: int, cap: int) -> int:
+        self.makers.append(query.makers)
+        return super().count(conn, query, tier, cap) + (500 if query.makers else 0)
+
+
+def test_the_named_artists_works_are_counted_by_the_words_when_their_names_hold_them() -> None:
+    # "teenie harris": every word is in the name, so the works are among the words' matches.
+    engine = Union()
+    query = ParsedQuery(
+        ("teenie", "harris"), prefix=True, people=(1,), makers=("charles teenie harris",)
+    )
+    assert count_matches(None, engine, query) == 1 + 70  # type: ignore[arg-type]
+    assert engine.makers == [(), ()]  # the whole word, then the prefix: the words alone
+    # "jmw turner": the initials are no words of the works: the union is counted.
+    engine = Union()
+    query = ParsedQuery(
+        ("jmw", "turner"), prefix=True, people=(1,), makers=("joseph mallord william turner",)
+    )
+    assert count_matches(None, engine, query) == 1 + 70 + 500  # type: ignore[arg-type]
+    assert engine.makers == [("joseph mallord william turner",)]
