@@ -33,9 +33,12 @@ from tests.functional.oidc_support import (
     DISCOVERY,
     ask_for,
     forget_cached_keys,
+    grant_and_redeem,
     keyring,
+    redeem_code,
     relying_party,
     sign_in_with_artcat,
+    silently,
 )
 from tests.pages import PASSWORD, Account, form, make_account, query, sign_in
 
@@ -187,34 +190,6 @@ def test_prompt_none_with_a_session_is_consent_required(
     assert query(r.headers["Location"])["error"] == "consent_required"
 
 
-def _silently(web: requests.Session, base: str, account: Account, **extra: str) -> dict[str, str]:
-    """Ask with prompt=none; return the answer's parameters (a code, or an error)."""
-    r = web.get(_openid_url(base, account, prompt="none", **extra), allow_redirects=False)
-    assert r.status_code == 302, r.text
-    assert r.headers["Location"].startswith(HTTPS_CB + "?")
-    return query(r.headers["Location"])
-
-
-def _grant(web: requests.Session, base: str, account: Account, scope: str) -> dict[str, Any]:
-    """Consent on the page and redeem the code: the application then holds a live grant."""
-    url = _openid_url(base, account, nonce="n-0", scope=scope)
-    code = query(approve(web, base, url))["code"]
-    return redeem(base, account, code)
-
-
-def redeem(base: str, account: Account, code: str) -> dict[str, Any]:
-    """Exchange a code as the account's application."""
-    r = requests.post(
-        f"{base}/oauth2/access_token",
-        data={"grant_type": "authorization_code", "code": code, "redirect_uri": HTTPS_CB},
-        auth=(account.client_id, account.client_secret),
-        timeout=10,
-    )
-    assert r.status_code == 200, r.text
-    body: dict[str, Any] = r.json()
-    return body
-
-
 def test_prompt_none_succeeds_on_a_live_grant(
     auth_server: LiveServer,
     account: Account,
@@ -225,30 +200,30 @@ def test_prompt_none_succeeds_on_a_live_grant(
     """OIDC Core 3.1.2.1: the user already authorized the client for the scope, so prompt=none
     answers with a code, without a page; anything less than that grant is consent_required."""
     base = auth_server.url
-    first = _grant(signed_in, base, account, "openid profile")
-    back = _silently(signed_in, base, account, nonce="n-1", scope="openid")
+    first = grant_and_redeem(signed_in, base, account, "openid profile")
+    back = silently(signed_in, base, account, nonce="n-1", scope="openid")
     assert back["state"] == "s-1" and back["iss"] == base and "error" not in back
-    issued = redeem(base, account, back["code"])
+    issued = redeem_code(base, account, back["code"])
     jwks = requests.get(f"{base}/oauth2/jwks", timeout=10).json()
     claims = verify(issued["id_token"], jwks, ["ES256"])
     assert claims["sub"] == verify(first["id_token"], jwks, ["ES256"])["sub"] == account.user_id
     assert claims["nonce"] == "n-1" and claims["aud"] == [account.client_id]
     # The same scope and a narrower one: still silent.
-    assert "code" in _silently(signed_in, base, account, scope="openid profile")
+    assert "code" in silently(signed_in, base, account, scope="openid profile")
     # A wider scope than granted needs the user: consent_required, no code.
-    wider = _silently(signed_in, base, account, scope="openid profile email")
+    wider = silently(signed_in, base, account, scope="openid profile email")
     assert wider["error"] == "consent_required" and "code" not in wider
     # A sign-in older than max_age cannot be checked silently: login_required.
-    assert _silently(signed_in, base, account, max_age="0")["error"] == "login_required"
+    assert silently(signed_in, base, account, max_age="0")["error"] == "login_required"
     # Another application of the user's own is not authorized by this grant.
     other = make_account(
         sessions, base_settings, email="other@example.org", redirect_uris=[HTTPS_CB]
     )
-    assert _silently(signed_in, base, other)["error"] == "consent_required"
+    assert silently(signed_in, base, other)["error"] == "consent_required"
     # Another user signed in: the grant is not theirs.
     with requests.Session() as elsewhere:
         assert sign_in(elsewhere, base, other.email).status_code == 302
-        assert _silently(elsewhere, base, account)["error"] == "consent_required"
+        assert silently(elsewhere, base, account)["error"] == "consent_required"
     # Without openid, prompt means nothing: the consent page, as always.
     plain = authorize_url(
         base,
@@ -265,13 +240,13 @@ def test_prompt_none_ends_with_the_revoked_grant(
 ) -> None:
     """Revoked under Authorized applications, the grant no longer answers prompt=none."""
     base = auth_server.url
-    _grant(signed_in, base, account, "openid")
-    assert "code" in _silently(signed_in, base, account)
+    grant_and_redeem(signed_in, base, account, "openid")
+    assert "code" in silently(signed_in, base, account)
     page = signed_in.get(f"{base}/account/authorizations")
     revoke = form(page.text, f"/account/authorizations/{account.app_id}/revoke")
     r = signed_in.post(base + revoke.action, data=revoke.fields, allow_redirects=False)
     assert r.status_code == 302
-    assert _silently(signed_in, base, account)["error"] == "consent_required"
+    assert silently(signed_in, base, account)["error"] == "consent_required"
 
 
 def test_prompt_none_on_a_live_refresh_family(
@@ -287,13 +262,13 @@ def test_prompt_none_on_a_live_refresh_family(
         s.execute(
             update(Application).where(Application.id == account.app_id).values(refresh_tokens=True)
         )
-    assert _grant(signed_in, base, account, "openid offline_access")["refresh_token"]
+    assert grant_and_redeem(signed_in, base, account, "openid offline_access")["refresh_token"]
     with sessions() as s, s.begin():  # the access tokens have expired
         s.execute(update(Token).values(expires_at=utcnow() - timedelta(seconds=1)))
-    assert "code" in _silently(signed_in, base, account, scope="openid offline_access")
+    assert "code" in silently(signed_in, base, account, scope="openid offline_access")
     with sessions() as s, s.begin():
         s.execute(update(RefreshFamily).values(revoked_at=utcnow()))
-    assert _silently(signed_in, base, account)["error"] == "consent_required"
+    assert silently(signed_in, base, account)["error"] == "consent_required"
 
 
 @pytest.mark.parametrize("extra", [{"max_age": "0"}, {"prompt": "login"}])
