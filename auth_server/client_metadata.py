@@ -3,10 +3,13 @@
 Redirect URIs and post-logout redirect URIs follow the policy the command line and the developer
 page apply (``auth_server.applications.check_redirect_urls``); ``client_uri``, ``logo_uri``,
 ``policy_uri`` and ``tos_uri`` must be https URLs; ``contacts`` email addresses; grant types are
-``authorization_code`` (with response type ``code``) and, for a confidential client,
-``client_credentials``; ``token_endpoint_auth_method`` ``none`` makes a public client. Every
-failure is an OAuth error (``invalid_redirect_uri`` or ``invalid_client_metadata``), checked
-before Authlib's own checks run on values of the right types.
+``authorization_code`` (with response type ``code``), ``refresh_token`` (only beside
+``authorization_code``: a refresh token comes from a user's grant, so a client that cannot get
+one has nothing to refresh; it registers the application for refresh tokens) and, for a
+confidential client, ``client_credentials``; ``token_endpoint_auth_method`` ``none`` makes a
+public client. Every failure is an OAuth error (``invalid_redirect_uri`` or
+``invalid_client_metadata``), checked before Authlib's own checks run on values of the right
+types.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from common.api.errors import APIError
 SECRET_METHODS = ["client_secret_basic", "client_secret_post"]
 AUTH_METHODS = [*SECRET_METHODS, "none"]
 CODE = "authorization_code"
-GRANT_TYPES = [CODE, "client_credentials"]
+REFRESH = "refresh_token"
+GRANT_TYPES = [CODE, REFRESH, "client_credentials"]
 # The metadata a registration keeps (and answers), beside the client's id and secret.
 URL_FIELDS = ("client_uri", "logo_uri", "policy_uri", "tos_uri")
 TEXT_FIELDS = ("client_name", "token_endpoint_auth_method", "id_token_signed_response_alg")
@@ -92,7 +96,7 @@ class Metadata(ClientMetadataClaims):
         if method not in AUTH_METHODS:
             raise _refuse("token_endpoint_auth_method", f"must be one of {', '.join(AUTH_METHODS)}")
         if not set(self["grant_types"]) <= set(GRANT_TYPES):
-            raise _refuse("grant_types", f"may name {' and '.join(GRANT_TYPES)} only")
+            raise _refuse("grant_types", f"may name {', '.join(GRANT_TYPES)} only")
         if not set(self["response_types"]) <= {"code"}:
             raise _refuse("response_types", "may name code only")
 
@@ -127,6 +131,8 @@ class Metadata(ClientMetadataClaims):
             raise _refuse("grant_types", "must name at least one grant type")
         if (CODE in grants) != ("code" in responses):
             raise _refuse("response_types", "must be code exactly when authorization_code is")
+        if REFRESH in grants and CODE not in grants:
+            raise _refuse("grant_types", "may include refresh_token only with authorization_code")
         if self.get("token_endpoint_auth_method") == "none" and "client_credentials" in grants:
             raise _refuse("grant_types", "cannot include client_credentials for a public client")
 

@@ -5,7 +5,8 @@ Registering needs an initial access token the operator issued (``artcat apps reg
 ``CLIENT_REGISTRATION=token``, the default), nothing (``open``), or is off. Each token is known
 by its digest, valid until it expires and for a number of registrations, each use spent in the
 transaction that creates the client. A registered client is an application of no owner, with
-RFC 6749 token responses; its registration access token (digest stored) reads, replaces and
+RFC 6749 token responses, registered for refresh tokens when its ``grant_types`` include
+``refresh_token``; its registration access token (digest stored) reads, replaces and
 deletes its registration. Deleting disables the application (every token and code ends at once,
 as ``artcat apps disable`` does) and forgets the registration.
 
@@ -32,7 +33,7 @@ from sqlalchemy.orm import Session
 
 from auth_server.accounts import create_application, new_client_id
 from auth_server.audit import audit
-from auth_server.client_metadata import URL_FIELDS, Metadata, server_metadata
+from auth_server.client_metadata import REFRESH, URL_FIELDS, Metadata, server_metadata
 from auth_server.clients import GRANT_ROLE, OAuthClient, query_client
 from auth_server.context import issuer, services
 from auth_server.disabling import set_application_enabled
@@ -123,6 +124,9 @@ def apply_metadata(app: Application, metadata: dict[str, Any]) -> None:
     app.public_client = metadata.get("token_endpoint_auth_method") == "none"
     # Enforced at the token endpoint by the ``grant:`` roles (``auth_server.clients``).
     app.roles = [f"{GRANT_ROLE}{grant}" for grant in metadata["grant_types"]]
+    # Registered for refresh tokens (``offline_access`` then brings one) exactly when it asked
+    # for the grant; dropped by an update, the grant stops working for its families too.
+    app.refresh_tokens = REFRESH in metadata["grant_types"]
 
 
 def _extra(metadata: dict[str, Any]) -> dict[str, Any]:

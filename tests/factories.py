@@ -68,6 +68,10 @@ class UserFactory(factory.Factory):
         return user
 
 
+# Application settings ``create_application`` does not take (the command line sets them after).
+SET_AFTER = ("refresh_tokens", "post_logout_redirect_uris")
+
+
 class ApplicationFactory(factory.Factory):
     """An application made by ``create_application``; the result carries the clear secret."""
 
@@ -81,8 +85,14 @@ class ApplicationFactory(factory.Factory):
     def _create(
         cls, model_class: type[NewApplication], *, session: Session, **kwargs: Any
     ) -> NewApplication:
-        """Create the application in ``session``."""
-        return create_application(session, **kwargs)
+        """Create the application in ``session``; what ``artcat apps set`` sets besides
+        (``refresh_tokens``, ``post_logout_redirect_uris``) is set on the row after."""
+        settable = {k: kwargs.pop(k) for k in SET_AFTER if k in kwargs}
+        new = create_application(session, **kwargs)
+        for name, value in settable.items():
+            setattr(new.application, name, value)
+        session.flush()
+        return new
 
 
 def artist(session: Session, **fields: Any) -> Artist:

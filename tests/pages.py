@@ -121,13 +121,17 @@ def make_account(
     *,
     redirect_uris: list[str] | None = None,
     app_name: str = "Gallery Viewer",
+    app_fields: dict[str, Any] | None = None,
     **user_fields: Any,
 ) -> Account:
-    """Add a user (password ``PASSWORD``) and an application they own."""
+    """Add a user (password ``PASSWORD``) and an application they own (``app_fields``: its
+    further settings, such as ``refresh_tokens``)."""
     with sessions() as s, s.begin():
         user = factories.user(s, settings, password=PASSWORD, **user_fields)
         uris = DEFAULT_REDIRECT_URIS if redirect_uris is None else redirect_uris
-        new = factories.application(s, user, name=app_name, redirect_uris=uris)
+        new = factories.application(
+            s, user, name=app_name, redirect_uris=uris, **(app_fields or {})
+        )
         return Account(
             user.id,
             user.email,

@@ -4,7 +4,10 @@ The client and its redirect URI are checked first: until both are known good the
 error page, never a redirect (RFC 6749 4.1.2.1), and never a link to the URI either. Only then
 do request errors go back to the client. The user is asked every time, on a page that names the
 application, its owner and where they will be sent; the decision is a CSRF-protected POST.
-Every redirect to the client carries ``iss`` (RFC 9207).
+The one exception is OpenID Connect's ``prompt=none``, answered at once: with a code when the
+application holds a live grant of the signed-in user covering the scope
+(``auth_server.consents``), with ``consent_required`` otherwise. Every redirect to the client
+carries ``iss`` (RFC 9207).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response
 
 from auth_server.audit import audit
+from auth_server.consents import holds_grant
 from auth_server.context import services
 from auth_server.forms import ButtonForm, ConsentForm
 from auth_server.oidc import NONCE_MAX, hinted_subject, is_openid
@@ -120,7 +124,7 @@ def authorize() -> Response:
         try:
             check_request(values, target)
             grant = server.get_consent_grant(end_user=user)
-            sign_in_again = check_openid(grant, user, target.uri)
+            sign_in_again = check_openid(db, grant, user, target.uri)
         except OAuth2Error as error:
             if not error.redirect_uri:
                 description = error.description or str(error.error)
@@ -136,17 +140,21 @@ def authorize() -> Response:
             return sign_in_redirect(authorize_path(signed_in(params)), again=user is not None)
         if user is None:
             return sign_in_redirect(request.full_path if is_read() else authorize_path(params))
+        if is_read() and is_openid(params["scope"]) and "none" in params["prompt"].split():
+            return answer_silently(grant, params, target, user)  # check_openid found the grant
         if is_read():
             return consent_page(db, grant, params, app, target, user)
         return decide(grant, params, target, user)
 
 
-def check_openid(grant: Any, user: User | None, uri: str) -> bool:
+def check_openid(db: Session, grant: Any, user: User | None, uri: str) -> bool:
     """Check an OpenID Connect request's own parameters; tell whether the user must sign in
     again (``prompt=login``, or a sign-in older than ``max_age``) before the consent page.
 
-    ``prompt=none`` without a session is Authlib's ``login_required``; with one it is
-    ``consent_required`` here, since the user is asked every time. An ``id_token_hint`` must be
+    ``prompt=none`` without a session is Authlib's ``login_required``; with one, it is
+    ``login_required`` too for a sign-in older than ``max_age``, and ``consent_required`` unless
+    the application holds a live grant of the user covering the scope (then it goes on, to be
+    answered without a page). An ``id_token_hint`` must be
     an ID token of this server for this client; naming another user than the one signed in, it
     asks for a sign-in (``login_required`` with ``prompt=none``). The decision (a POST from
     the consent page) is checked the same way, but asks for nothing more.
@@ -178,12 +186,17 @@ def check_openid(grant: Any, user: User | None, uri: str) -> bool:
         if "none" in prompts:
             raise LoginRequiredError(redirect_uri=uri)
         return True
-    if "none" in prompts:
-        raise ConsentRequiredError(redirect_uri=uri)
-    if "login" in prompts:
-        return True
     started = signed_in_at()
-    return max_age is not None and (started is None or time.time() - started > int(max_age))
+    too_old = max_age is not None and (started is None or time.time() - started > int(max_age))
+    if "none" in prompts:
+        if too_old:
+            raise LoginRequiredError(redirect_uri=uri)
+        app_id = grant.request.client.app.id
+        scope = grant.request.payload.scope or ""
+        if not holds_grant(db, user_id=user.id, application_id=app_id, scope=scope):
+            raise ConsentRequiredError(redirect_uri=uri)
+        return False
+    return "login" in prompts or too_old
 
 
 def signed_in(params: dict[str, str]) -> dict[str, str]:
@@ -226,6 +239,23 @@ def decide(grant: Any, params: dict[str, str], target: Target, user: User) -> Re
     )
     audit(
         "consent.approved" if approved else "consent.denied",
+        application_id=grant.request.client.app.id,
+        user_id=user.id,
+        scope=grant.request.scope or "",
+        redirect_host=target.display,
+        pkce=bool(params["code_challenge"]),
+        ip=request.remote_addr,
+    )
+    return response
+
+
+def answer_silently(grant: Any, params: dict[str, str], target: Target, user: User) -> Response:
+    """Issue a code without a page (``prompt=none``, the scope already granted)."""
+    response: Response = authorization_server().create_authorization_response(
+        grant=grant, grant_user=user
+    )
+    audit(
+        "consent.remembered",
         application_id=grant.request.client.app.id,
         user_id=user.id,
         scope=grant.request.scope or "",

@@ -1,8 +1,10 @@
 """A stock relying party for the OpenID Connect tests: a Flask app using Authlib's OIDC client,
-unmodified, configured from the discovery document only (as the README's example is)."""
+unmodified, configured from the discovery document only (as the README's example is); and
+requests of the flow by hand (a grant consented and redeemed, a prompt=none request)."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,8 +19,8 @@ from auth_server.keys import KeyRing, version_key
 from common.models import Application
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.authorize_support import HTTPS_CB, approve
-from tests.pages import Account
+from tests.functional.authorize_support import HTTPS_CB, approve, authorize_url
+from tests.pages import Account, query
 
 SCOPE = "openid profile email"
 DISCOVERY = "/.well-known/openid-configuration"
@@ -86,3 +88,44 @@ def forget_cached_keys(stores: Stores, settings: AuthSettings) -> None:
 def keyring(stores: Stores, settings: AuthSettings) -> KeyRing:
     """Return the keys as an operator's command sees them."""
     return KeyRing(settings, stores)
+
+
+def openid_url(base: str, account: Account, **extra: str) -> str:
+    """Return an OpenID Connect authorize URL of the account's application (scope openid)."""
+    return authorize_url(
+        base,
+        client_id=account.client_id,
+        redirect_uri=HTTPS_CB,
+        response_type="code",
+        **{"scope": "openid", "state": "s-1", **extra},
+    )
+
+
+def silently(web: requests.Session, base: str, account: Account, **extra: str) -> dict[str, str]:
+    """Ask with prompt=none; return the answer's parameters (a code, or an error)."""
+    r = web.get(openid_url(base, account, prompt="none", **extra), allow_redirects=False)
+    assert r.status_code == 302, r.text
+    assert r.headers["Location"].startswith(HTTPS_CB + "?")
+    return query(r.headers["Location"])
+
+
+def redeem_code(base: str, account: Account, code: str) -> dict[str, Any]:
+    """Exchange a code as the account's application; return the token response."""
+    r = requests.post(
+        f"{base}/oauth2/access_token",
+        data={"grant_type": "authorization_code", "code": code, "redirect_uri": HTTPS_CB},
+        auth=(account.client_id, account.client_secret),
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+def grant_and_redeem(
+    web: requests.Session, base: str, account: Account, scope: str
+) -> dict[str, Any]:
+    """Consent on the page and redeem the code: the application then holds a live grant."""
+    url = openid_url(base, account, nonce=secrets.token_urlsafe(8), scope=scope)
+    code = query(approve(web, base, url))["code"]
+    return redeem_code(base, account, code)

@@ -193,6 +193,77 @@ def test_a_confidential_client_gets_a_secret_and_uses_it(
     assert password.json()["error"] == "unauthorized_client"
 
 
+def refresh_as_public(base: str, client_id: str, token: str) -> requests.Response:
+    """Refresh as a public client (its id alone)."""
+    return requests.post(
+        f"{base}/oauth2/access_token",
+        data={"grant_type": "refresh_token", "refresh_token": token, "client_id": client_id},
+        timeout=10,
+    )
+
+
+def test_a_client_registering_the_refresh_grant_gets_refresh_tokens(
+    auth_server: LiveServer,
+    account: Account,
+    signed_in: requests.Session,
+    sessions: sessionmaker[Session],
+) -> None:
+    base = auth_server.url
+    grants = ["authorization_code", "refresh_token"]
+    r = register(base, initial_token(sessions), {**PUBLIC_CLIENT, "grant_types": grants})
+    assert r.status_code == 201, r.text
+    client = r.json()
+    client_id = client["client_id"]
+    assert client["grant_types"] == grants and client["response_types"] == ["code"]
+    with sessions() as s:
+        app = s.scalar(select(Application).where(Application.client_id == client_id))
+        assert app is not None and app.refresh_tokens
+    # offline_access granted: a refresh token and a one-hour access token; each refresh rotates.
+    code = code_with_pkce(signed_in, base, client_id, scope="openid offline_access", nonce="n")
+    issued = redeem(base, client_id, code)
+    assert issued.status_code == 200, issued.text
+    first = issued.json()
+    assert first["refresh_token"] and first["expires_in"] <= 3600
+    renewed = refresh_as_public(base, client_id, first["refresh_token"])
+    assert renewed.status_code == 200, renewed.text
+    assert renewed.json()["refresh_token"] != first["refresh_token"]
+    assert renewed.json()["id_token"]
+
+    # Replaced without the grant: no longer registered for it, and the grant is refused.
+    uri, management = client["registration_client_uri"], client["registration_access_token"]
+    plain = {**PUBLIC_CLIENT, "client_id": client_id, "grant_types": ["authorization_code"]}
+    put = requests.put(uri, json=plain, headers=bearer(management), timeout=10)
+    assert put.status_code == 200, put.text
+    assert put.json()["grant_types"] == ["authorization_code"]
+    with sessions() as s:
+        app = s.scalar(select(Application).where(Application.client_id == client_id))
+        assert app is not None and not app.refresh_tokens
+    refused = refresh_as_public(base, client_id, renewed.json()["refresh_token"])
+    assert (refused.status_code, refused.json()["error"]) == (400, "unauthorized_client")
+    code = code_with_pkce(signed_in, base, client_id, scope="offline_access")
+    again = redeem(base, client_id, code)
+    assert again.status_code == 200, again.text
+    assert "refresh_token" not in again.json()
+
+
+def test_a_client_without_the_refresh_grant_gets_no_refresh_token(
+    auth_server: LiveServer,
+    account: Account,
+    signed_in: requests.Session,
+    sessions: sessionmaker[Session],
+) -> None:
+    """offline_access alone does not register a client for refresh tokens."""
+    base = auth_server.url
+    client_id = register(base, initial_token(sessions)).json()["client_id"]
+    code = code_with_pkce(signed_in, base, client_id, scope="offline_access")
+    issued = redeem(base, client_id, code)
+    assert issued.status_code == 200, issued.text
+    assert "refresh_token" not in issued.json()
+    with sessions() as s:
+        app = s.scalar(select(Application).where(Application.client_id == client_id))
+        assert app is not None and not app.refresh_tokens
+
+
 BAD_METADATA = [
     pytest.param({"redirect_uris": ["javascript:alert(1)"]}, "invalid_redirect_uri", id="js"),
     pytest.param({"redirect_uris": ["http://evil.example/cb"]}, "invalid_redirect_uri", id="http"),
@@ -217,6 +288,20 @@ BAD_METADATA = [
         },
         "invalid_client_metadata",
         id="public-client-credentials",
+    ),
+    pytest.param(
+        {"grant_types": ["refresh_token"], "response_types": []},
+        "invalid_client_metadata",
+        id="refresh-alone",
+    ),
+    pytest.param(
+        {
+            "token_endpoint_auth_method": "client_secret_basic",
+            "grant_types": ["client_credentials", "refresh_token"],
+            "response_types": [],
+        },
+        "invalid_client_metadata",
+        id="refresh-without-code",
     ),
     pytest.param({"id_token_signed_response_alg": "HS256"}, "invalid_client_metadata", id="alg"),
     pytest.param({"id_token_signed_response_alg": "none"}, "invalid_client_metadata", id="none"),

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.keys import CURRENT, JWKS_MAX_AGE, NEXT
 from common.ids import utcnow
-from common.models import SigningKey, User
+from common.models import Application, RefreshFamily, SigningKey, Token, User
 from common.settings import AuthSettings, Settings
 from common.stores import Stores
 from tests.functional.authorize_support import HTTPS_CB, approve, authorize_url
@@ -33,9 +33,12 @@ from tests.functional.oidc_support import (
     DISCOVERY,
     ask_for,
     forget_cached_keys,
+    grant_and_redeem,
     keyring,
+    redeem_code,
     relying_party,
     sign_in_with_artcat,
+    silently,
 )
 from tests.pages import PASSWORD, Account, form, make_account, query, sign_in
 
@@ -156,9 +159,7 @@ def _openid_url(base: str, account: Account, **extra: str) -> str:
         client_id=account.client_id,
         redirect_uri=HTTPS_CB,
         response_type="code",
-        scope="openid",
-        state="s-1",
-        **extra,
+        **{"scope": "openid", "state": "s-1", **extra},
     )
 
 
@@ -177,11 +178,97 @@ def test_prompt_none_without_a_session_is_login_required(
 def test_prompt_none_with_a_session_is_consent_required(
     auth_server: LiveServer, account: Account, signed_in: requests.Session
 ) -> None:
+    """Signed in, but the application holds no grant of the user: consent_required."""
     url = _openid_url(auth_server.url, account, prompt="none")
     r = signed_in.get(url, allow_redirects=False)
     assert r.status_code == 302
     back = query(r.headers["Location"])
     assert (back["error"], back["state"]) == ("consent_required", "s-1")
+    # A consent approved whose code was never redeemed is no grant either.
+    approve(signed_in, auth_server.url, _openid_url(auth_server.url, account))
+    r = signed_in.get(url, allow_redirects=False)
+    assert query(r.headers["Location"])["error"] == "consent_required"
+
+
+def test_prompt_none_succeeds_on_a_live_grant(
+    auth_server: LiveServer,
+    account: Account,
+    signed_in: requests.Session,
+    sessions: sessionmaker[Session],
+    base_settings: Settings,
+) -> None:
+    """OIDC Core 3.1.2.1: the user already authorized the client for the scope, so prompt=none
+    answers with a code, without a page; anything less than that grant is consent_required."""
+    base = auth_server.url
+    first = grant_and_redeem(signed_in, base, account, "openid profile")
+    back = silently(signed_in, base, account, nonce="n-1", scope="openid")
+    assert back["state"] == "s-1" and back["iss"] == base and "error" not in back
+    issued = redeem_code(base, account, back["code"])
+    jwks = requests.get(f"{base}/oauth2/jwks", timeout=10).json()
+    claims = verify(issued["id_token"], jwks, ["ES256"])
+    assert claims["sub"] == verify(first["id_token"], jwks, ["ES256"])["sub"] == account.user_id
+    assert claims["nonce"] == "n-1" and claims["aud"] == [account.client_id]
+    # The same scope and a narrower one: still silent.
+    assert "code" in silently(signed_in, base, account, scope="openid profile")
+    # A wider scope than granted needs the user: consent_required, no code.
+    wider = silently(signed_in, base, account, scope="openid profile email")
+    assert wider["error"] == "consent_required" and "code" not in wider
+    # A sign-in older than max_age cannot be checked silently: login_required.
+    assert silently(signed_in, base, account, max_age="0")["error"] == "login_required"
+    # Another application of the user's own is not authorized by this grant.
+    other = make_account(
+        sessions, base_settings, email="other@example.org", redirect_uris=[HTTPS_CB]
+    )
+    assert silently(signed_in, base, other)["error"] == "consent_required"
+    # Another user signed in: the grant is not theirs.
+    with requests.Session() as elsewhere:
+        assert sign_in(elsewhere, base, other.email).status_code == 302
+        assert silently(elsewhere, base, account)["error"] == "consent_required"
+    # Without openid, prompt means nothing: the consent page, as always.
+    plain = authorize_url(
+        base,
+        client_id=account.client_id,
+        redirect_uri=HTTPS_CB,
+        response_type="code",
+        prompt="none",
+    )
+    assert signed_in.get(plain, allow_redirects=False).status_code == 200
+
+
+def test_prompt_none_ends_with_the_revoked_grant(
+    auth_server: LiveServer, account: Account, signed_in: requests.Session
+) -> None:
+    """Revoked under Authorized applications, the grant no longer answers prompt=none."""
+    base = auth_server.url
+    grant_and_redeem(signed_in, base, account, "openid")
+    assert "code" in silently(signed_in, base, account)
+    page = signed_in.get(f"{base}/account/authorizations")
+    revoke = form(page.text, f"/account/authorizations/{account.app_id}/revoke")
+    r = signed_in.post(base + revoke.action, data=revoke.fields, allow_redirects=False)
+    assert r.status_code == 302
+    assert silently(signed_in, base, account)["error"] == "consent_required"
+
+
+def test_prompt_none_on_a_live_refresh_family(
+    auth_server: LiveServer,
+    account: Account,
+    signed_in: requests.Session,
+    sessions: sessionmaker[Session],
+) -> None:
+    """An application registered for refresh tokens keeps its grant while its family lives,
+    past its one-hour access tokens; the family revoked, the grant is gone."""
+    base = auth_server.url
+    with sessions() as s, s.begin():
+        s.execute(
+            update(Application).where(Application.id == account.app_id).values(refresh_tokens=True)
+        )
+    assert grant_and_redeem(signed_in, base, account, "openid offline_access")["refresh_token"]
+    with sessions() as s, s.begin():  # the access tokens have expired
+        s.execute(update(Token).values(expires_at=utcnow() - timedelta(seconds=1)))
+    assert "code" in silently(signed_in, base, account, scope="openid offline_access")
+    with sessions() as s, s.begin():
+        s.execute(update(RefreshFamily).values(revoked_at=utcnow()))
+    assert silently(signed_in, base, account)["error"] == "consent_required"
 
 
 @pytest.mark.parametrize("extra", [{"max_age": "0"}, {"prompt": "login"}])

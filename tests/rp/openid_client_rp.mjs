@@ -8,12 +8,17 @@
 //     -> {"authorization_url", "state", "nonce", "code_verifier"}
 //   (the test plays the browser: signs in, consents, and hands the callback URL back)
 //   {"step": "finish", ...the same..., "callback_url", "state", "nonce", "code_verifier",
-//    "steps": ["userinfo", ...]}
+//    "steps": ["userinfo", "refresh", "logout"], "post_logout_redirect_uri"}
 //     -> {"id_token_header", "claims", "token", "userinfo", ...one key per step}
 //
 // "finish" exchanges the code (PKCE verifier, state and nonce checked), validates the ID token
 // (its signature against the JWKS, iss, aud, exp, iat, nonce) and then runs the named steps in
-// order. A step is one entry of STEPS: more (refresh, logout) are added the same way.
+// order, each an entry of STEPS:
+//   userinfo: the userinfo endpoint's claims;
+//   refresh: the refresh token grant (the new ID token validated as the first was), then the old
+//     refresh token once more and the new access token at userinfo, each as the server answered;
+//   logout: the end-session URL (id_token_hint, post_logout_redirect_uri, a new state) the
+//     browser is sent to, which the test follows.
 // A failure prints {"error": {"name", "code", "message", "detail", "claim"}} and exits with status 1.
 
 import * as client from "openid-client";
@@ -42,9 +47,48 @@ function header(jwt) {
   return JSON.parse(Buffer.from(jwt.split(".")[0], "base64url").toString("utf8"));
 }
 
+// What a call the server should refuse got: its error, or {"refused": false}.
+async function refusal(call) {
+  try {
+    await call;
+    return { refused: false };
+  } catch (error) {
+    return { refused: true, code: error.code, error: error.error, status: error.status };
+  }
+}
+
 const STEPS = {
   async userinfo(config, session) {
     return client.fetchUserInfo(config, session.token.access_token, session.claims.sub);
+  },
+  async refresh(config, session) {
+    const old = session.token;
+    const fresh = await client.refreshTokenGrant(config, old.refresh_token);
+    const claims = fresh.claims(); // checked as at the sign-in (nonce aside: OIDC Core 12.2)
+    session.token = fresh;
+    return {
+      id_token_header: fresh.id_token ? header(fresh.id_token) : null,
+      claims: claims ?? null,
+      scope: fresh.scope,
+      new_access_token: fresh.access_token !== old.access_token,
+      new_refresh_token: Boolean(fresh.refresh_token) && fresh.refresh_token !== old.refresh_token,
+      userinfo: await client.fetchUserInfo(config, fresh.access_token, claims.sub),
+      // The rotated token again: a reuse, which should revoke the family...
+      reuse: await refusal(client.refreshTokenGrant(config, old.refresh_token)),
+      // ...and with it the access token just issued.
+      userinfo_after_reuse: await refusal(
+        client.fetchUserInfo(config, fresh.access_token, claims.sub),
+      ),
+    };
+  },
+  async logout(config, session, input) {
+    const state = client.randomState();
+    const url = client.buildEndSessionUrl(config, {
+      id_token_hint: session.token.id_token,
+      post_logout_redirect_uri: input.post_logout_redirect_uri,
+      state,
+    });
+    return { url: url.href, state };
   },
 };
 
@@ -91,7 +135,7 @@ async function finish(input) {
   for (const name of input.steps ?? ["userinfo"]) {
     const step = STEPS[name];
     if (step === undefined) throw new Error(`unknown step: ${name}`);
-    out[name] = await step(config, session);
+    out[name] = await step(config, session, input);
   }
   return out;
 }

@@ -1,7 +1,7 @@
 """Dynamic client registration under attack, over real HTTP: registering without the operator's
 initial access token (none, a wrong one, one used up or expired), managing another client's
-registration with one's own registration access token, and registering redirect URIs that
-would send codes to a script or over plain http."""
+registration with one's own registration access token, registering redirect URIs that
+would send codes to a script or over plain http, and refresh tokens beyond the registration."""
 
 from __future__ import annotations
 
@@ -22,10 +22,13 @@ from tests.functional.registration_support import (
     PUBLIC_CLIENT,
     REGISTER,
     bearer,
+    code_with_pkce,
     forget_registrations,
     initial_token,
+    redeem,
     register,
 )
+from tests.pages import Account, sign_in
 
 pytestmark = pytest.mark.functional
 
@@ -141,3 +144,40 @@ def test_unsafe_redirect_uris_are_refused(
     headers = bearer(client["registration_access_token"])
     put = requests.put(client["registration_client_uri"], json=change, headers=headers, timeout=10)
     assert put.status_code == 400 and put.json()["error"] == "invalid_redirect_uri"
+
+
+def test_refresh_tokens_only_as_registered(
+    auth_server: LiveServer,
+    sessions: sessionmaker[Session],
+    account: Account,
+    web: requests.Session,
+) -> None:
+    """refresh_token without the code flow is refused and writes nothing; a client whose
+    registration dropped the grant can no longer refresh with the tokens it held."""
+    base = auth_server.url
+    alone = {**PUBLIC_CLIENT, "grant_types": ["refresh_token"], "response_types": []}
+    r = register(base, initial_token(sessions), alone)
+    assert (r.status_code, r.json()["error"]) == (400, "invalid_client_metadata")
+    assert app_count(sessions) == 1  # the account's own application only
+
+    grants = ["authorization_code", "refresh_token"]
+    client = register(base, initial_token(sessions), {**PUBLIC_CLIENT, "grant_types": grants})
+    assert client.status_code == 201, client.text
+    client_id = client.json()["client_id"]
+    assert sign_in(web, base, account.email).status_code == 302
+    held = redeem(base, client_id, code_with_pkce(web, base, client_id, scope="offline_access"))
+    refresh_token = held.json()["refresh_token"]
+    plain = {**PUBLIC_CLIENT, "client_id": client_id}  # grant_types: authorization_code only
+    uri = client.json()["registration_client_uri"]
+    management = client.json()["registration_access_token"]
+    assert requests.put(uri, json=plain, headers=bearer(management), timeout=10).ok
+    r = requests.post(
+        f"{base}/oauth2/access_token",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": refresh_token,
+            "client_id": client_id,
+        },
+        timeout=10,
+    )
+    assert (r.status_code, r.json()["error"]) == (400, "unauthorized_client")

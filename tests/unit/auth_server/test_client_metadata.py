@@ -64,6 +64,16 @@ def test_refused(claims: dict[str, Any], error: type[Exception]) -> None:
         checked(claims)
 
 
+def test_refresh_token_only_beside_the_code_flow() -> None:
+    got = checked({"redirect_uris": [CB], "grant_types": ["authorization_code", "refresh_token"]})
+    assert got["grant_types"] == ["authorization_code", "refresh_token"]
+    assert got["response_types"] == ["code"]
+    assert "refresh_token" in server_metadata()["grant_types_supported"]
+    for grants in (["refresh_token"], ["client_credentials", "refresh_token"]):
+        with pytest.raises(InvalidClientMetadataError, match="only with authorization_code"):
+            checked({"redirect_uris": [CB], "grant_types": grants, "response_types": []})
+
+
 def test_discovery_names_the_registration_endpoint_only_when_offered() -> None:
     base = "https://api.example.org"
     assert "registration_endpoint" not in discovery(base)
