@@ -35,6 +35,7 @@ class ArtistDocument(Responder):
     """What the artists list and item share: the type and its rendering."""
 
     route, model, listing, document = ROUTE, "Artist", q.ARTISTS, artist
+    replica_reads = True
 
 
 class Artists(ArtistDocument, CatalogList):

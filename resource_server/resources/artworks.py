@@ -44,6 +44,7 @@ class ArtworkDocument(Responder):
     """An artwork's document, with its editions embedded (read once for a whole page)."""
 
     route, model = ROUTE, "Artwork"
+    replica_reads = True
 
     def related(self, session: Session, rows: Sequence[Any], call: Call) -> Mapping[Any, Any]:
         """Return the artworks' editions by artwork id."""
@@ -78,6 +79,10 @@ class Artworks(ArtworkDocument, CatalogList):
             and "collection_id" not in call.filters
             and ("similar_to_artwork_id" not in call.filters)
         )
+
+    def on_replica(self, call: Call) -> bool:
+        """Read a collection's artworks on the primary (its owner sees their own write)."""
+        return "collection_id" not in call.filters
 
     def similar(self, session: Session, call: Call) -> list[Any] | None:
         """Return the artworks similar to ``similar_to_artwork_id``."""

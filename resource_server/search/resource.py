@@ -160,9 +160,11 @@ class Search(Resource):
         if cached is not None:
             resp.data = cached
             return
-        with self.stores.reads() as session:
-            page = search(session.connection(), request)
-            page = without_hidden_artworks(session, page)
+
+        def fetch(session: Session) -> SearchPage:
+            return without_hidden_artworks(session, search(session.connection(), request))
+
+        page = self.stores.catalog_read(fetch)
         if page.correction is not None:
             redirect(resp, urls.api("/search", {**echo, "q": page.correction}))
             return

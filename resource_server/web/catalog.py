@@ -259,8 +259,7 @@ class KindPage(PageResource, ABC):
         try:
             page = self.paging(req)
             ask = Ask(page, dict(req.params), utcnow())
-            with self.stores.reads() as session:
-                context = self.context(session, ask, key)
+            context = self.stores.catalog_read(lambda session: self.context(session, ask, key))
         except ParamError as ex:
             bad_request(resp, ex)
             return
@@ -340,13 +339,17 @@ class SearchPage(PageResource):
             return
         try:
             request, _echo = parse_request(req.params)
-            with self.stores.reads() as session:
-                found = search(session.connection(), request)
+
+            def fetch(session: Session) -> tuple[Any, Any, Any]:
+                asked = request
+                found = search(session.connection(), asked)
                 if found.correction is not None:
-                    request = request.__class__(found.correction, request.size, 0, request.types)
-                    found = search(session.connection(), request)
+                    asked = asked.__class__(found.correction, asked.size, 0, asked.types)
+                    found = search(session.connection(), asked)
                 ids = [h.resource_id for h in found.hits if h.kind == "artwork"]
-                public = data.public_artwork_images(session, ids)
+                return asked, found, data.public_artwork_images(session, ids)
+
+            request, found, public = self.stores.catalog_read(fetch)
         except ParamError as ex:
             bad_request(resp, ex)
             return
