@@ -8,7 +8,6 @@ localhost, to see reads spread) and a port where nothing listens (always out).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
