@@ -167,6 +167,12 @@ class ReplicaSet:
         return cls(replicas, primary, max_lag)
 
     @property
+    def settle(self) -> float:
+        """Return how long after a catalog write a replica in use may still miss it (the lag
+        bound, plus the time a replica may lag more before its next check finds out)."""
+        return self.max_lag + self.interval
+
+    @property
     def healthy(self) -> tuple[Replica, ...]:
         """Return the replicas reads may use now (as of the last check)."""
         return self._healthy

@@ -43,6 +43,12 @@ class Stores:
         """Sessions for requests that only read (the transactional ones when none are set)."""
         return self.read_sessions or self.sessions
 
+    @property
+    def replica_settle(self) -> float:
+        """Return how long a document read on a replica after a catalog write may be stale
+        (0 without replicas): caches keep none read that soon (``DocumentCache.settle``)."""
+        return 0.0 if self.replicas is None else self.replicas.settle
+
     def catalog_read(self, work: Callable[[Session], T]) -> T:
         """Run ``work`` (catalog reads only: it may run twice) on a replica, else the primary."""
         if self.replicas is not None:

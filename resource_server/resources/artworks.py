@@ -69,7 +69,10 @@ class Artworks(ArtworkDocument, CatalogList):
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
         self.cache = DocumentCache(
-            settings.document_cache_size, kinds=("artworks", "editions"), max_bytes=PAGE_BYTES
+            settings.document_cache_size,
+            kinds=("artworks", "editions"),
+            max_bytes=PAGE_BYTES,
+            settle=stores.replica_settle,
         )
 
     def cacheable(self, call: Call, page: PageParams) -> bool:
@@ -124,7 +127,11 @@ class ArtworkItem(ArtworkDocument, CatalogItem):
 
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
-        self.cache = DocumentCache(settings.document_cache_size, kinds=("artworks", "editions"))
+        self.cache = DocumentCache(
+            settings.document_cache_size,
+            kinds=("artworks", "editions"),
+            settle=stores.replica_settle,
+        )
 
     def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id or slug, with the editions (one statement: see ``related``)."""

@@ -148,7 +148,10 @@ class Search(Resource):
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
         self.cache = DocumentCache(
-            settings.document_cache_size, kinds=("search", "artworks"), max_bytes=PAGE_BYTES
+            settings.document_cache_size,
+            kinds=("search", "artworks"),
+            max_bytes=PAGE_BYTES,
+            settle=stores.replica_settle,
         )
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
