@@ -8,6 +8,7 @@ localhost, to see reads spread) and a port where nothing listens (always out).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -20,7 +21,18 @@ from sqlalchemy import event
 from artcat.loaders.demo import DemoCredentials, demo_credentials, load_demo
 from auth_server.app import create_app as create_auth
 from common.db import make_engine, upgrade
-from common.replicas import DOWN, LAGGING, OK, READ_APPLICATION, READS, UNKNOWN, Replica
+from common.replicas import (
+    CHECK_INTERVAL,
+    CHECKS,
+    DOWN,
+    LAGGING,
+    OK,
+    PROMOTED,
+    READ_APPLICATION,
+    READS,
+    UNKNOWN,
+    Replica,
+)
 from common.serve import PathDispatcher
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
@@ -40,6 +52,7 @@ pytestmark = pytest.mark.functional
 
 TIMEOUT = 30
 MAX_LAG = 1  # seconds (REPLICA_MAX_LAG)
+STATES = (OK, LAGGING, DOWN, PROMOTED)
 
 
 @dataclass
@@ -319,6 +332,38 @@ def test_the_auth_server_never_touches_a_replica(site: Site, redis_client: Redis
             f"SELECT count(*) FROM pg_stat_activity WHERE application_name = '{READ_APPLICATION}'",
         )
         assert connected == 0
+    finally:
+        stores.replicas.dispose()
+        stores.engine.dispose()
+
+
+def test_the_background_check_brings_replicas_in_without_a_request_waiting(
+    site: Site, redis_client: Redis
+) -> None:
+    stores = Stores.connect(site.settings, redis=redis_client)
+    assert stores.replicas is not None
+    names = [one.name for one in stores.replicas.replicas]
+    checks_before = sum(CHECKS.value(name, state) for name in names for state in STATES)
+    try:
+        with in_process(create_resource(site.settings, stores)) as server:
+            started = time.monotonic()
+            slowest, on_replica = 0.0, 0.0
+            while on_replica == 0:
+                assert time.monotonic() - started < 15, "no read reached a replica"
+                t0 = time.monotonic()
+                before = READS.value(names[0]) + READS.value(names[1])
+                r = requests.get(
+                    f"{server.url}/api/genes", headers={"X-Xapp-Token": site.xapp}, timeout=30
+                )
+                assert r.status_code == 200
+                slowest = max(slowest, time.monotonic() - t0)
+                on_replica = READS.value(names[0]) + READS.value(names[1]) - before
+            # The dead replica's check (connection refused) never held a request up.
+            assert slowest < 1.0
+            elapsed = time.monotonic() - started
+        checks = sum(CHECKS.value(name, state) for name in names for state in STATES)
+        # At most one round of checks per interval, whatever the number of requests.
+        assert checks - checks_before <= len(names) * (elapsed / CHECK_INTERVAL + 2)
     finally:
         stores.replicas.dispose()
         stores.engine.dispose()
