@@ -367,3 +367,13 @@ def test_the_background_check_brings_replicas_in_without_a_request_waiting(
     finally:
         stores.replicas.dispose()
         stores.engine.dispose()
+
+
+def test_a_promoted_replica_is_read_no_more(site: Site) -> None:
+    """Last of the module: a promoted replica follows the primary no more (irreversible)."""
+    assert site.check() == [OK, OK, DOWN]
+    assert query(site.replica.url, "SELECT pg_promote(true, 30)") is True
+    assert site.check() == [PROMOTED, PROMOTED, DOWN]
+    before = site.reads()
+    assert site.get("/api/genes").status_code == 200
+    assert site.reads()["primary"] == before["primary"] + 1
