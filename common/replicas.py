@@ -58,7 +58,9 @@ CHECK_APPLICATION = "artcat-replica-check"  # and of the health checks'
 OK, LAGGING, DOWN, PROMOTED, UNKNOWN = "ok", "lagging", "down", "promoted", "unknown"
 
 READS = metrics.counter(
-    "artcat_db_reads", "Catalog reads by the database that served them.", ("target",)
+    "artcat_db_reads",
+    "Catalog reads a replica may serve, by the database that served them.",
+    ("target",),
 )
 CHECKS = metrics.counter(
     "artcat_replica_checks", "Health checks of the read replicas, by outcome.", ("replica", "state")

@@ -45,6 +45,10 @@ class Artists(ArtistDocument, CatalogList):
         """Only a sale filter depends on the caller (unpublished sales are Admin-only)."""
         call.admin = "sale_id" in call.filters and is_admin(session, call.req.context.token)
 
+    def on_replica(self, call: Call) -> bool:
+        """Read a sale's artists on the primary (what they show depends on the caller's role)."""
+        return "sale_id" not in call.filters
+
     def similar(self, session: Session, call: Call) -> list[Any] | None:
         """Return the artists similar to ``similar_to_artist_id``."""
         if "similar_to_artist_id" not in call.filters:

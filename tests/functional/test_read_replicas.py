@@ -369,6 +369,17 @@ def test_the_background_check_brings_replicas_in_without_a_request_waiting(
         stores.engine.dispose()
 
 
+def test_reads_of_a_users_data_or_role_stay_on_the_primary(site: Site) -> None:
+    assert site.check() == [OK, OK, DOWN]
+    paths = ("/api/artists?sale_id=0123456789abcdef01234567", "/api/partners?user_id=nobody")
+    before, statements = site.reads(), dict(site.statements)
+    for path in paths:
+        assert site.get(path).status_code < 500, path
+    # Not catalog reads at all: no replica was asked, nothing ran on one.
+    assert site.reads() == before
+    assert site.statements == statements
+
+
 def test_a_promoted_replica_is_read_no_more(site: Site) -> None:
     """Last of the module: a promoted replica follows the primary no more (irreversible)."""
     assert site.check() == [OK, OK, DOWN]
