@@ -42,7 +42,6 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import NullPool
 
 from common import metrics
 from common.db import POOL, describe_failure, make_sessionmaker, ping_when_idle
@@ -164,7 +163,20 @@ class ReplicaSet:
                     **POOL,
                 )
             )
-            checker = create_engine(url, poolclass=NullPool, connect_args=args(CHECK_APPLICATION))
+            # One connection kept for the checks (one thread checks at a time), pinged before
+            # each, and a check that hangs gives up within the connect timeout.
+            checker = create_engine(
+                url,
+                isolation_level="AUTOCOMMIT",
+                pool_size=1,
+                max_overflow=0,
+                pool_pre_ping=True,
+                pool_timeout=connect_timeout,
+                connect_args={
+                    **args(CHECK_APPLICATION),
+                    "options": f"-c statement_timeout={connect_timeout * 1000}",
+                },
+            )
             replicas.append(Replica(name, engine, make_sessionmaker(engine, reads=True), checker))
         return cls(replicas, primary, max_lag)
 
