@@ -357,10 +357,21 @@ class ResourceSettings(Settings):
     page_rate_limit_burst: int = 60
     # Rendered artwork documents kept in memory per process (a few KB each; 0 turns it off).
     document_cache_size: int = 10_000
+    # Read replicas (README "Read replicas"): comma-separated PostgreSQL URLs the catalog's
+    # reads go to (none: every read on DATABASE_URL), the replay lag in seconds beyond which a
+    # replica is skipped, and the seconds a connection to one may take.
+    database_replica_urls: str = ""
+    replica_max_lag: int = 5
+    replica_connect_timeout: int = 2
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_rates(self, "rate_limit", "page_rate_limit")
+        if self.replica_max_lag < 1 or self.replica_connect_timeout < 1:
+            raise SettingsError("REPLICA_MAX_LAG and REPLICA_CONNECT_TIMEOUT are 1 s at least")
+        for url in self.database_replica_urls.split(","):
+            if url.strip() and not normalise_database_url(url.strip()).startswith("postgresql"):
+                raise SettingsError("DATABASE_REPLICA_URLS must list postgresql:// URLs")
 
 
 def choose(settings: Settings, name: str, choices: Sequence[str]) -> None:

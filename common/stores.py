@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from redis import Redis
 from sqlalchemy import Engine
@@ -10,8 +12,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.db import make_engine, make_sessionmaker, read_engine
 from common.redis_store import connect_redis
-from common.settings import Settings
+from common.replicas import ReplicaSet, parse_urls
+from common.settings import ResourceSettings, Settings
 from common.tokens import TokenStore
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -21,7 +26,9 @@ class Stores:
     ``sessions`` run transactions (every write goes through them); ``reads`` are for requests
     that only read: on PostgreSQL they run each statement on its own (autocommit), which saves
     the BEGIN and ROLLBACK round trips of a transaction, half the database cost of a catalog
-    read. On SQLite, whose reads open no transaction, they are the same sessions.
+    read. On SQLite, whose reads open no transaction, they are the same sessions. Both are the
+    primary's. ``replicas`` (catalog settings with DATABASE_REPLICA_URLS only) are reached
+    through ``catalog_read`` alone (see ``common.replicas`` for what may use it).
     """
 
     engine: Engine
@@ -29,11 +36,25 @@ class Stores:
     redis: Redis
     tokens: TokenStore
     read_sessions: sessionmaker[Session] | None = None
+    replicas: ReplicaSet | None = None
 
     @property
     def reads(self) -> sessionmaker[Session]:
         """Sessions for requests that only read (the transactional ones when none are set)."""
         return self.read_sessions or self.sessions
+
+    @property
+    def replica_settle(self) -> float:
+        """Return how long a document read on a replica after a catalog write may be stale
+        (0 without replicas): caches keep none read that soon (``DocumentCache.settle``)."""
+        return 0.0 if self.replicas is None else self.replicas.settle
+
+    def catalog_read(self, work: Callable[[Session], T]) -> T:
+        """Run ``work`` (catalog reads only: it may run twice) on a replica, else the primary."""
+        if self.replicas is not None:
+            return self.replicas.read(work)
+        with self.reads() as session:
+            return work(session)
 
     @classmethod
     def connect(
@@ -51,4 +72,13 @@ class Stores:
             negative_ttl=settings.negative_cache_ttl,
             reads=reads,
         )
-        return cls(engine, sessions, redis, tokens, reads)
+        replicas = None
+        if isinstance(settings, ResourceSettings) and settings.database_replica_urls:
+            replicas = ReplicaSet.connect(
+                parse_urls(settings.database_replica_urls),
+                reads,
+                max_lag=settings.replica_max_lag,
+                connect_timeout=settings.replica_connect_timeout,
+                echo=settings.sql_echo,
+            )
+        return cls(engine, sessions, redis, tokens, reads, replicas)

@@ -18,6 +18,10 @@ Two guards for what the versions cannot tell:
   nothing after a flush, but always next to a new catalog version);
 - documents are forgotten ``max_age`` seconds after the first was filed, so a change made
   without a bump (an operator's hand-written SQL) is served within that time.
+- with read replicas, a document read in the first ``settle`` seconds after the process first
+  saw its versions is served but not kept: a replica may not have replayed the write that the
+  bump follows yet (``settle`` is the replicas' lag bound plus their check interval, beyond
+  which a replica is not read).
 
 Documents are kept serialised (a few KB each; a list page up to a few hundred), at most
 ``max_entries`` of them and, when ``max_bytes`` is set, at most that many bytes per cache.
@@ -47,8 +51,13 @@ class DocumentCache:
         max_age: float = MAX_AGE,
         kinds: Sequence[str] = (),
         max_bytes: int | None = None,
+        settle: float = 0.0,
     ) -> None:
         self.max_entries = max_entries
+        self.settle = settle
+        # When this process first saw each combination of the versions documents are filed
+        # under (with ``settle`` only; emptied with the memory).
+        self._seen: dict[tuple[bytes | None, ...], float] = {}
         self.max_age = max_age
         self.max_bytes = max_bytes
         self._bytes = 0
@@ -93,9 +102,11 @@ class DocumentCache:
                 self.max_bytes is not None and self._bytes + len(data) > self.max_bytes
             )
             if version != self._version or now >= self._expires:
-                self._docs, self._bytes = {}, 0
+                self._docs, self._bytes, self._seen = {}, 0, {}
                 self._version = version
                 self._expires = now + self.max_age
+            if self.settle and not self._settled(version, types, now):
+                return
             elif full:
                 # Start afresh: cheaper than tracking recency on every hit.
                 self._docs, self._bytes = {}, 0
@@ -103,6 +114,13 @@ class DocumentCache:
                 return
             self._bytes += len(data) - len(self._docs.get(filed, b""))
             self._docs[filed] = data
+
+    def _settled(self, version: bytes, types: Sequence[bytes | None], now: float) -> bool:
+        """Tell whether these versions were first seen ``settle`` seconds ago or more."""
+        seen = (version, *[types[i] for i in self._positions])
+        if len(self._seen) >= 1024:  # versions of types bumped again and again: start afresh
+            self._seen = {}
+        return now - self._seen.setdefault(seen, now) >= self.settle
 
     def lookup(self, context: Any, key: Hashable) -> bytes | None:
         """Return the document filed under ``key`` at the versions the request gate put in a

@@ -35,6 +35,7 @@ class ArtistDocument(Responder):
     """What the artists list and item share: the type and its rendering."""
 
     route, model, listing, document = ROUTE, "Artist", q.ARTISTS, artist
+    replica_reads = True
 
 
 class Artists(ArtistDocument, CatalogList):
@@ -43,6 +44,10 @@ class Artists(ArtistDocument, CatalogList):
     def enter(self, session: Session, call: Call) -> None:
         """Only a sale filter depends on the caller (unpublished sales are Admin-only)."""
         call.admin = "sale_id" in call.filters and is_admin(session, call.req.context.token)
+
+    def on_replica(self, call: Call) -> bool:
+        """Read a sale's artists on the primary (what they show depends on the caller's role)."""
+        return "sale_id" not in call.filters
 
     def similar(self, session: Session, call: Call) -> list[Any] | None:
         """Return the artists similar to ``similar_to_artist_id``."""

@@ -44,6 +44,7 @@ class ArtworkDocument(Responder):
     """An artwork's document, with its editions embedded (read once for a whole page)."""
 
     route, model = ROUTE, "Artwork"
+    replica_reads = True
 
     def related(self, session: Session, rows: Sequence[Any], call: Call) -> Mapping[Any, Any]:
         """Return the artworks' editions by artwork id."""
@@ -68,7 +69,10 @@ class Artworks(ArtworkDocument, CatalogList):
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
         self.cache = DocumentCache(
-            settings.document_cache_size, kinds=("artworks", "editions"), max_bytes=PAGE_BYTES
+            settings.document_cache_size,
+            kinds=("artworks", "editions"),
+            max_bytes=PAGE_BYTES,
+            settle=stores.replica_settle,
         )
 
     def cacheable(self, call: Call, page: PageParams) -> bool:
@@ -78,6 +82,10 @@ class Artworks(ArtworkDocument, CatalogList):
             and "collection_id" not in call.filters
             and ("similar_to_artwork_id" not in call.filters)
         )
+
+    def on_replica(self, call: Call) -> bool:
+        """Read a collection's artworks on the primary (its owner sees their own write)."""
+        return "collection_id" not in call.filters
 
     def similar(self, session: Session, call: Call) -> list[Any] | None:
         """Return the artworks similar to ``similar_to_artwork_id``."""
@@ -119,7 +127,11 @@ class ArtworkItem(ArtworkDocument, CatalogItem):
 
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
-        self.cache = DocumentCache(settings.document_cache_size, kinds=("artworks", "editions"))
+        self.cache = DocumentCache(
+            settings.document_cache_size,
+            kinds=("artworks", "editions"),
+            settle=stores.replica_settle,
+        )
 
     def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id or slug, with the editions (one statement: see ``related``)."""

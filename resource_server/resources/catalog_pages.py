@@ -94,10 +94,31 @@ class Responder(Resource):
 
     route: CollectionRoute | PlainRoute
     model: str  # the type's name in "<Model> Not Found"
+    # Whether the reads may go to a read replica (``common.replicas``): catalog types opt in;
+    # user data (``auth = "user"`` routes, whose users must see their own writes) may not.
+    replica_reads: ClassVar[bool] = False
     listing: Listing | None = None
     # The type's representation, called with the row, the URLs and the website's base URL
     # (``Scheduled``: the clock too); a responder without one overrides ``render``.
     document: ClassVar[Callable[..., dict[str, Any]] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.replica_reads and cls.auth == "user":
+            raise TypeError(f"{cls.__name__}: a user's data is read from the primary only")
+
+    def on_replica(self, call: Call) -> bool:
+        """Tell whether the request reads catalog data only (a filter on a user's own data,
+        such as a collection's artworks, reads the primary)."""
+        return self.replica_reads
+
+    def reading(self, call: Call, work: Callable[[Session], Any]) -> Any:
+        """Run the request's reads: on a replica when the type opted in and the request reads
+        nothing of a user's (``on_replica``), else on the primary."""
+        if self.on_replica(call):
+            return self.stores.catalog_read(work)
+        with self.stores.reads() as session:
+            return work(session)
 
     def context(self, call: Call) -> dict[str, Any]:
         """Return what the type's filters read besides the filters."""
@@ -195,20 +216,25 @@ class CatalogList(Responder, ABC):
             if cached is not None:
                 resp.data = cached
                 return
-        with self.stores.reads() as session:
+
+        def fetch(session: Session) -> tuple[Any, Sequence[Any] | None, PageResult | None]:
             self.enter(session, call)
             rows = self.similar(session, call)
             if rows is None and page.sample:
-                one = self.sample(session, call)
-                if one is None:
-                    raise NotFound(self.model)
-                redirect(resp, call.urls.api(f"{path}/{one.id}", self.sample_query(one, call)))
-                return
+                return self.sample(session, call), None, None
             result = None
             if rows is None:
                 result = self.query(session, call, page)
                 rows = result.rows
             call.related = self.related(session, rows, call)
+            return None, rows, result
+
+        one, rows, result = self.reading(call, fetch)
+        if rows is None:  # a sample
+            if one is None:
+                raise NotFound(self.model)
+            redirect(resp, call.urls.api(f"{path}/{one.id}", self.sample_query(one, call)))
+            return
         items = [self.render(row, call) for row in rows]
         if result is None:
             document = render_set(
@@ -255,15 +281,20 @@ class CatalogItem(Responder, ABC):
                 resp.data = cached
                 return
         self.read(req, call)
-        with self.stores.reads() as session:
+
+        def fetch(session: Session) -> tuple[Any, bool]:
             self.enter(session, call)
             found, by_name = self.find(session, id, call)
-            if found is None:
-                raise NotFound(self.model)
-            if by_name:
-                redirect(resp, call.urls.api(f"{self.route.path}/{found.id}"))
-                return
-            call.related = self.related(session, [found], call)
+            if found is not None and not by_name:
+                call.related = self.related(session, [found], call)
+            return found, by_name
+
+        found, by_name = self.reading(call, fetch)
+        if found is None:
+            raise NotFound(self.model)
+        if by_name:
+            redirect(resp, call.urls.api(f"{self.route.path}/{found.id}"))
+            return
         resp.data = data = document_bytes(self.render(found, call))
         if self.cache is not None:
             self.cache.keep(req.context, (call.urls.base, id), data)

@@ -27,6 +27,7 @@ class EditionDocument(Responder):
     """What the editions list and item share: the type and its rendering."""
 
     route, model, listing = ROUTE, "Edition", q.EDITIONS
+    replica_reads = True
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one."""

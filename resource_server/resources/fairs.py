@@ -18,6 +18,7 @@ class FairDocument(Scheduled):
     """What the fairs list and item share: the type and its rendering."""
 
     route, model, listing, document = ROUTE, "Fair", q.FAIRS, fair
+    replica_reads = True
 
 
 class Fairs(FairDocument, CatalogList):

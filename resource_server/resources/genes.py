@@ -20,6 +20,7 @@ class GeneDocument(Responder):
     """What the genes list and item share: the type and its rendering."""
 
     route, model, listing, document = ROUTE, "Gene", q.GENES, gene
+    replica_reads = True
 
 
 class Genes(GeneDocument, CatalogList):

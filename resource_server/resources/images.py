@@ -51,6 +51,7 @@ class ImageDocument(Responder):
     """What the images list and item share: the type and its rendering."""
 
     route, model, listing = ROUTE, "Image", q.IMAGES
+    replica_reads = True
 
     def render(self, row: Any, call: Call) -> dict[str, Any]:
         """Render one."""

@@ -29,6 +29,7 @@ class PartnerDocument(Responder):
     """A partner's document, with its profile's handle (read once for a whole page)."""
 
     route, model, listing = ROUTE, "Partner", q.PARTNERS
+    replica_reads = True
 
     def context(self, call: Call) -> dict[str, Any]:
         """Return the caller's token (``user_id`` lists the partners the user can access)."""
@@ -45,6 +46,10 @@ class PartnerDocument(Responder):
 
 class Partners(PartnerDocument, CatalogList):
     """The paginated list of partners (``user_id``: those the user can access)."""
+
+    def on_replica(self, call: Call) -> bool:
+        """Read the partners a user can access (``user_id``) on the primary."""
+        return "user_id" not in call.filters
 
 
 class PartnerItem(PartnerDocument, CatalogItem):

@@ -14,6 +14,7 @@ class ProfileDocument(Responder):
     """What the profiles list and item share: the type and its rendering."""
 
     route, model, listing, document = ROUTE, "Profile", q.PROFILES, profile
+    replica_reads = True
 
 
 class Profiles(ProfileDocument, CatalogList):

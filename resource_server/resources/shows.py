@@ -21,6 +21,7 @@ class ShowDocument(Scheduled):
     """What the shows list and item share: the type and its rendering."""
 
     route, model, listing, document = ROUTE, "Show", q.SHOWS, show
+    replica_reads = True
 
 
 class Shows(ShowDocument, CatalogList):

@@ -148,7 +148,10 @@ class Search(Resource):
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
         self.cache = DocumentCache(
-            settings.document_cache_size, kinds=("search", "artworks"), max_bytes=PAGE_BYTES
+            settings.document_cache_size,
+            kinds=("search", "artworks"),
+            max_bytes=PAGE_BYTES,
+            settle=stores.replica_settle,
         )
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -160,9 +163,11 @@ class Search(Resource):
         if cached is not None:
             resp.data = cached
             return
-        with self.stores.reads() as session:
-            page = search(session.connection(), request)
-            page = without_hidden_artworks(session, page)
+
+        def fetch(session: Session) -> SearchPage:
+            return without_hidden_artworks(session, search(session.connection(), request))
+
+        page = self.stores.catalog_read(fetch)
         if page.correction is not None:
             redirect(resp, urls.api("/search", {**echo, "q": page.correction}))
             return

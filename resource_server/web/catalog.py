@@ -259,8 +259,7 @@ class KindPage(PageResource, ABC):
         try:
             page = self.paging(req)
             ask = Ask(page, dict(req.params), utcnow())
-            with self.stores.reads() as session:
-                context = self.context(session, ask, key)
+            context = self.stores.catalog_read(lambda session: self.context(session, ask, key))
         except ParamError as ex:
             bad_request(resp, ex)
             return
@@ -338,19 +337,22 @@ class SearchPage(PageResource):
         if not q.strip():
             render(resp, "search.html", q="", hits=[], total=0, offset=0, thumbs={})
             return
-        original = None  # the query as typed, when the results are those of a correction
         try:
             request, _echo = parse_request(req.params)
             # "Search instead for" the words as typed: no correction offered.
             request = replace(request, correct=req.get_param("spelling") != "off")
-            with self.stores.reads() as session:
-                found = search(session.connection(), request)
+
+            def fetch(session: Session) -> tuple[Any, Any, Any, str | None]:
+                asked, typed = request, None
+                found = search(session.connection(), asked)
                 if found.correction is not None:
-                    original = request.q
-                    request = replace(request, q=found.correction, offset=0)
-                    found = search(session.connection(), request)
+                    typed = asked.q
+                    asked = replace(asked, q=found.correction, offset=0)
+                    found = search(session.connection(), asked)
                 ids = [h.resource_id for h in found.hits if h.kind == "artwork"]
-                public = data.public_artwork_images(session, ids)
+                return asked, found, data.public_artwork_images(session, ids), typed
+
+            request, found, public, original = self.stores.catalog_read(fetch)
         except ParamError as ex:
             bad_request(resp, ex)
             return

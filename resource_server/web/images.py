@@ -22,6 +22,7 @@ from typing import Any
 
 import falcon
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from common.images.art import DEMO_STYLE, demo_picture, placeholder_svg
 from common.images.store import open_store
@@ -95,19 +96,23 @@ class ImageFile(Resource):
             _answer(req, resp, f"ph-{version}", data, "image/svg+xml", PLACEHOLDER_CACHE)
             resp.set_header("Content-Security-Policy", SVG_CSP)
             return
-        with self.stores.reads() as session:
+
+        def fetch(session: Session) -> tuple[str | None, str | None]:
             title = session.scalar(
                 select(Artwork.title).where(Artwork.id == artwork_id, Artwork.published.is_(True))
             )
-            artist = None
-            if title is not None:
-                artist = session.scalar(
-                    select(Artist.name)
-                    .join(ArtworkArtist, ArtworkArtist.artist_id == Artist.id)
-                    .where(ArtworkArtist.artwork_id == artwork_id)
-                    .order_by(ArtworkArtist.position)
-                    .limit(1)
-                )
+            if title is None:
+                return None, None
+            artist = session.scalar(
+                select(Artist.name)
+                .join(ArtworkArtist, ArtworkArtist.artist_id == Artist.id)
+                .where(ArtworkArtist.artwork_id == artwork_id)
+                .order_by(ArtworkArtist.position)
+                .limit(1)
+            )
+            return title, artist
+
+        title, artist = self.stores.catalog_read(fetch)
         data = placeholder_svg(title, artist, version)
         etag = f"ph-{hashlib.sha256(data).hexdigest()[:20]}"
         _answer(req, resp, etag, data, "image/svg+xml", PLACEHOLDER_CACHE)
