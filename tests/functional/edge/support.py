@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.edge_config import render
+from tests.functional import log_secrets
 from tests.functional.process_support import free_port, poll
 
 
@@ -86,6 +87,8 @@ def running_nginx(prefix: Path, upstreams: Mapping[str, Sequence[str]]) -> Itera
     command += ["-e", str(prefix / "error.log")]
     checked = subprocess.run([*command, "-t"], capture_output=True, text=True, check=False)
     assert checked.returncode == 0, checked.stderr
+    # The edge's access and error lines join the end-of-session check for secrets.
+    log_secrets.LOG_FILES += [prefix / "stdout.log", prefix / "error.log"]
     with (prefix / "stdout.log").open("ab") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     edge = Nginx(proc, port, internal, prefix)
