@@ -157,14 +157,16 @@ class Service:
         terminate(self.proc, timeout=20)
 
 
-def launch(service: str, env: dict[str, str], log: Path, *, threads: int = 4) -> Service:
-    """Start ``artcat serve <service>`` on a free port (without waiting for it).
+def launch(
+    service: str, env: dict[str, str], log: Path, *, threads: int = 4, port: int | None = None
+) -> Service:
+    """Start ``artcat serve <service>`` on ``port`` (a free one by default), without waiting.
 
     Its output file is registered for the end-of-session check that no log line holds a secret.
     """
-    port = free_port()
+    port = free_port() if port is None else port
     log_secrets.LOG_FILES.append(log)
-    with log.open("w") as out:
+    with log.open("a") as out:
         proc = subprocess.Popen(
             [
                 sys.executable,

@@ -10,6 +10,7 @@ apps must be reachable through it, but ``/metrics``, which it refuses. The proxy
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import shlex
 from dataclasses import dataclass
@@ -17,24 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import click
-import falcon.inspect
+import jsonschema
 import pytest
 import yaml
-from redis import Redis
 
 from artcat.cli.main import main
-from auth_server.app import create_app as create_auth_app
-from common.observability import METRICS_PATH
 from common.serve import AUTH_PREFIXES, is_auth_path
 from common.settings import AuthSettings, ResourceSettings, Settings
-from common.stores import Stores
-from resource_server.app import create_app as create_resource_app
 from resource_server.web import PAGE_PATHS
+from tests import edge_config
+from tests.routes import auth_routes, concrete, resource_routes
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_SERVICES = ("migrate", "auth", "resource")
 # Paths each service answers for itself (health and readiness probes); the proxy need not.
-PROBES = {"/healthz", "/readyz", "/metrics"}
+PROBES = {"/healthz", "/readyz", "/metrics"}  # and the edge refuses them to the public
 
 
 @pytest.fixture(scope="module")
@@ -188,24 +186,34 @@ class Location:
 REFUSED = "refused"
 
 
-def nginx_conf(compose: dict[str, Any]) -> str:
-    """Return the text of the proxy's config file (compose mounts it, relative to itself)."""
-    return (ROOT / compose["configs"]["nginx"]["file"]).read_text()
+def proxy_config(compose: dict[str, Any]) -> edge_config.Directive:
+    """Return the proxy's config, parsed: the file compose mounts (relative to itself)."""
+    assert (ROOT / compose["configs"]["nginx"]["file"]).resolve() == edge_config.SHIPPED
+    return edge_config.parse()
 
 
-def nginx(compose: dict[str, Any]) -> tuple[dict[str, str], list[Location]]:
-    """Parse the nginx config: upstreams (name -> server) and locations."""
-    conf = re.sub(r"#[^\n]*", "", nginx_conf(compose))
-    upstreams = dict(re.findall(r"upstream\s+(\S+)\s*\{\s*server\s+(\S+?);\s*\}", conf))
-    locations = []
-    for modifier, path, body in re.findall(r"location\s+(\S+\s+)?(\S+)\s*\{([^}]*)\}", conf):
-        assert modifier.strip() in ("", "="), f"unsupported location modifier {modifier}"
-        upstream = re.fullmatch(r"\s*proxy_pass\s+http://([\w-]+);\s*", body)
-        refused = re.fullmatch(r"\s*return\s+(403|404);\s*", body)
-        assert upstream or refused, f"location {path} must proxy_pass to an upstream or refuse"
-        target = upstream.group(1) if upstream else REFUSED
-        locations.append(Location(path, modifier.strip() == "=", target))
-    return upstreams, locations
+def locations_of(server: edge_config.Directive) -> list[Location]:
+    """Return a server block's locations: where each proxies to, or that it refuses."""
+    found = []
+    for loc in server.all("location"):
+        exact = loc.args[0] == "="
+        assert len(loc.args) == (2 if exact else 1), f"unsupported location {loc.args}"
+        inside = {d.name: d.args for d in loc.block or []}
+        if "proxy_pass" in inside:
+            assert set(inside) == {"proxy_pass"}, loc
+            upstream = re.fullmatch(r"http://([\w-]+)(/\S*)?", inside["proxy_pass"][0])
+            assert upstream, loc
+            target = upstream.group(1)
+        else:
+            assert inside == {"return": ["404"]} or inside == {"return": ["403"]}, loc
+            target = REFUSED
+        found.append(Location(loc.args[-1], exact, target))
+    return found
+
+
+def public_locations(compose: dict[str, Any]) -> list[Location]:
+    """Return the public listener's locations."""
+    return locations_of(edge_config.servers(proxy_config(compose))[edge_config.PUBLIC_PORT])
 
 
 def route(locations: list[Location], path: str) -> str:
@@ -218,23 +226,58 @@ def route(locations: list[Location], path: str) -> str:
 
 
 def test_upstreams_are_the_services(compose: dict[str, Any]) -> None:
-    upstreams, locations = nginx(compose)
-    assert upstreams == {"auth": "auth:8000", "resource": "resource:8000"}
-    assert {loc.upstream for loc in locations} == {"auth", "resource", REFUSED}
-    assert services(compose)["proxy"]["configs"][0]["source"] == "nginx"
-    assert services(compose)["proxy"]["configs"][0]["target"].startswith("/etc/nginx/conf.d/")
+    conf = proxy_config(compose)
+    found = edge_config.upstreams(conf)
+    assert {name: [s.args for s in u.all("server")] for name, u in found.items()} == {
+        "auth": [["auth:8000", "fail_timeout=2s"]],
+        "resource": [["resource:8000", "fail_timeout=2s"]],
+    }
+    for name, upstream in found.items():  # idle connections to the services are reused
+        assert int(upstream.one("keepalive").args[0]) > 0
+        assert upstream.one("zone").args[0] == name  # the workers share the servers' state
+    assert {loc.upstream for loc in public_locations(compose)} == {"auth", "resource", REFUSED}
+    proxy = services(compose)["proxy"]
+    assert proxy["configs"][0]["source"] == "nginx"
+    assert proxy["configs"][0]["target"].startswith("/etc/nginx/conf.d/")
+    # The public listener is published; the internal one is not.
+    assert proxy["ports"] == [f"8080:{edge_config.PUBLIC_PORT}"]
 
 
-def test_the_metrics_are_refused_on_the_public_side(compose: dict[str, Any]) -> None:
-    _, locations = nginx(compose)
-    assert route(locations, METRICS_PATH) == REFUSED
-    assert [loc for loc in locations if loc.upstream == REFUSED] == [
-        Location(METRICS_PATH, True, REFUSED)
-    ]
+def test_both_listeners_keep_upstream_connections_alive(compose: dict[str, Any]) -> None:
+    for server in edge_config.servers(proxy_config(compose)).values():
+        assert server.one("proxy_http_version").args == ["1.1"]
+        headers = {d.args[0]: d.args[1] for d in server.all("proxy_set_header")}
+        assert headers["Connection"] == ""  # not "close": the connection is kept
+        assert headers["X-Forwarded-For"] == "$remote_addr"  # the first hop: overwritten
+        assert headers["X-Request-Id"] == "$artcat_request_id"
+
+
+def test_the_operator_paths_are_refused_on_the_public_side(compose: dict[str, Any]) -> None:
+    locations = public_locations(compose)
+    for path in PROBES:
+        assert route(locations, path) == REFUSED, path
+    assert sorted(loc.path for loc in locations if loc.upstream == REFUSED) == sorted(PROBES)
+    assert all(loc.exact for loc in locations if loc.upstream == REFUSED)
+
+
+def test_the_internal_listener_is_loopback_only(compose: dict[str, Any]) -> None:
+    internal = edge_config.servers(proxy_config(compose))[edge_config.INTERNAL_PORT]
+    assert [d.args for d in internal.all("allow")] == [["127.0.0.1"], ["::1"]]
+    assert [d.args for d in internal.all("deny")] == [["all"]]
+    passes = {
+        loc.args[-1]: (loc.block or [])[0].args[0]
+        for loc in internal.all("location")
+        if loc.args[0] == "="
+    }
+    assert passes == {
+        f"/{service}{probe}": f"http://{service}{probe}"
+        for service in ("auth", "resource")
+        for probe in PROBES
+    }
 
 
 def test_locations_agree_with_the_dispatcher(compose: dict[str, Any]) -> None:
-    _, locations = nginx(compose)
+    locations = public_locations(compose)
     prefixes = {loc.path for loc in locations if not loc.exact}
     assert set(AUTH_PREFIXES) <= prefixes and "/" in prefixes
     for loc in locations:
@@ -247,33 +290,26 @@ def test_locations_agree_with_the_dispatcher(compose: dict[str, Any]) -> None:
         assert (route(locations, path) == "auth") == is_auth_path(path), path
 
 
-def _concrete(rule: str) -> str:
-    """Fill a route's variables (``<id>``, ``<path:x>``, ``{id}``) with a sample value."""
-    return re.sub(r"<[^>]+>|\{[^}]+\}", "x0", rule)
-
-
-def auth_routes() -> set[str]:
-    """Return the paths of the auth server's routes."""
-    stores = Stores(engine=None, sessions=None, redis=None, tokens=None)  # type: ignore[arg-type]
-    app = create_auth_app(AuthSettings(secret_key="x"), stores)
-    return {r.rule for r in app.url_map.iter_rules() if r.endpoint != "static"}
-
-
-def resource_routes() -> set[str]:
-    """Return the paths of the catalog's routes (building the app connects to nothing)."""
-    stores = Stores(engine=None, sessions=None, redis=Redis(), tokens=None)  # type: ignore[arg-type]
-    app = create_resource_app(ResourceSettings(secret_key="x"), stores)
-    return {r.path for r in falcon.inspect.inspect_routes(app)}
-
-
 def test_every_route_is_reachable_through_the_proxy(compose: dict[str, Any]) -> None:
-    _, locations = nginx(compose)
+    locations = public_locations(compose)
     for service, rules in (("auth", auth_routes()), ("resource", resource_routes())):
         public = {r for r in rules if r not in PROBES}
         assert public, service
         for rule in public:
-            assert route(locations, _concrete(rule)) == service, (service, rule)
+            assert route(locations, concrete(rule)) == service, (service, rule)
     # Outside /api the catalog serves only its pages (the front door, the docs, the catalog).
     assert {r for r in resource_routes() if r not in PROBES} == {
         r for r in resource_routes() if r == "/api" or r.startswith("/api/")
     } | set(PAGE_PATHS)
+
+
+def test_compose_follows_the_compose_specification(compose: dict[str, Any]) -> None:
+    """compose.yaml against the Compose Specification's JSON schema (vendored under
+    tests/data/compose-spec, Apache-2.0, with its notice)."""
+    schema = json.loads((ROOT / "tests/data/compose-spec/compose-spec.json").read_text())
+    validator = jsonschema.Draft201909Validator(schema)
+    errors = sorted(validator.iter_errors(compose), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
+    # The schema is strict: a misspelt key is an error (so this test can fail).
+    broken = {**compose, "services": {**compose["services"], "proxy": {"imagee": "nginx"}}}
+    assert list(validator.iter_errors(broken))

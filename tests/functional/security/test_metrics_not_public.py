@@ -5,7 +5,8 @@ operator's Prometheus metrics through the public port. Now, in every shipped top
 
 - behind the compose proxy: ``deploy/nginx.conf`` (the file compose mounts) answers every
   spelling of ``/metrics`` itself with 404 and passes nothing on, while the API still works
-  through it. Shown by running that very file in a real nginx, against real upstreams (whose
+  through it (the metrics are on its internal listener, for loopback: tests/functional/edge).
+  Shown by running that very file in a real nginx, against real upstreams (whose
   ``/metrics`` answers a loopback peer such as this nginx: the refusal is the proxy's own);
 - ``artcat serve`` / ``serve all`` on their public port: ``/metrics`` is answered only to the
   addresses of ``METRICS_ALLOW`` (loopback by default), matched against the client's address as
@@ -16,14 +17,10 @@ operator's Prometheus metrics through the public port. Now, in every shipped top
 from __future__ import annotations
 
 import http.client
-import re
-import shutil
-import signal
-import socket
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +31,11 @@ from sqlalchemy import Engine
 from common.observability import METRICS_PATH
 from common.settings import Settings
 from tests.functional.conftest import LiveServer
+from tests.functional.edge.support import Nginx, running_nginx
 from tests.functional.process_support import (
     RedisServer,
     Service,
     free_port,
-    poll,
     running,
     service_env,
 )
@@ -67,45 +64,6 @@ SPELLINGS = [
 ]
 
 
-def nginx_binary() -> str | None:
-    """Return Debian's nginx (the package ``nginx``), if installed."""
-    return shutil.which("nginx") or next(
-        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if Path(p).exists()), None
-    )
-
-
-def shipped_config(listen: int, auth: str, resource: str) -> str:
-    """Return deploy/nginx.conf with its listen port and upstream addresses put in."""
-    text = SHIPPED.read_text()
-    for old, new in (
-        ("listen 80;", f"listen 127.0.0.1:{listen};"),
-        ("server auth:8000;", f"server {auth};"),
-        ("server resource:8000;", f"server {resource};"),
-    ):
-        assert text.count(old) == 1, f"deploy/nginx.conf no longer says {old!r}"
-        text = text.replace(old, new)
-    return text
-
-
-@dataclass
-class Nginx:
-    """A running nginx and its public URL."""
-
-    proc: subprocess.Popen[bytes]
-    port: int
-    prefix: Path
-
-    @property
-    def url(self) -> str:
-        """Return the public side's base URL."""
-        return f"http://127.0.0.1:{self.port}"
-
-    def error_log(self) -> str:
-        """Return nginx's error log so far."""
-        path = self.prefix / "error.log"
-        return path.read_text(errors="replace") if path.exists() else ""
-
-
 def host_port(live: LiveServer) -> str:
     """Return an upstream's ``host:port``."""
     return live.url.removeprefix("http://")
@@ -113,55 +71,11 @@ def host_port(live: LiveServer) -> str:
 
 @pytest.fixture
 def nginx(tmp_path: Path, auth_server: LiveServer, resource_server: LiveServer) -> Iterator[Nginx]:
-    """The shipped proxy config in a real nginx on a free loopback port, with a temporary prefix,
+    """The shipped proxy config in a real nginx on free loopback ports, with a temporary prefix,
     in front of the auth server and the catalog (skipped when nginx is not installed)."""
-    binary = nginx_binary()
-    if binary is None:
-        pytest.skip("nginx is not installed (Debian: apt-get install nginx; .ci/run does)")
-    port = free_port()
-    prefix = tmp_path / "nginx"
-    prefix.mkdir()
-    (prefix / "default.conf").write_text(
-        shipped_config(port, host_port(auth_server), host_port(resource_server))
-    )
-    temp = " ".join(
-        f"{kind}_temp_path {prefix / kind};"
-        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-    )
-    # One process, in the foreground, everything in the prefix: nothing of the system's nginx.
-    (prefix / "nginx.conf").write_text(
-        f"daemon off;\nmaster_process off;\npid {prefix / 'nginx.pid'};\n"
-        f"error_log {prefix / 'error.log'} info;\n"
-        "events { worker_connections 64; }\n"
-        f"http {{ access_log {prefix / 'access.log'}; {temp}\n"
-        f"  include {prefix / 'default.conf'};\n}}\n"
-    )
-    command = [binary, "-p", str(prefix), "-c", str(prefix / "nginx.conf")]
-    checked = subprocess.run([*command, "-t"], capture_output=True, text=True, check=False)
-    assert checked.returncode == 0, checked.stderr
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    running_nginx = Nginx(proc, port, prefix)
-
-    def listening() -> bool:
-        if proc.poll() is not None:
-            pytest.fail(f"nginx exited ({proc.returncode}):\n{running_nginx.error_log()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            return False
-
-    try:
-        poll(listening, 20, "nginx listens")
-        yield running_nginx
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)  # fast shutdown
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    upstreams = {"auth": [host_port(auth_server)], "resource": [host_port(resource_server)]}
+    with running_nginx(tmp_path / "nginx", upstreams) as edge:
+        yield edge
 
 
 def raw_request(port: int, method: str, target: str) -> tuple[int, str]:
@@ -189,9 +103,9 @@ def test_the_compose_proxy_keeps_metrics_off_the_public_side(
             assert status in (403, 404), (method, target, status, body[:200])
             assert "artcat_" not in body, (method, target)
     # The proxy answered those itself: no upstream saw a request for /metrics.
-    access = (nginx.prefix / "access.log").read_text()
-    assert access.count('"GET ') >= len(targets)
-    assert not re.search(r'" 200 ', access), access
+    lines = [json.loads(line) for line in nginx.access_log().splitlines()]
+    assert sum(line["method"] == "GET" for line in lines) >= len(targets)
+    assert not [line for line in lines if line["upstream"] or line["status"] == 200], lines
 
     # The API still works through it: an application token from the auth server, used on the
     # catalog; the auth server's metadata; the catalog's pages.
@@ -209,8 +123,9 @@ def test_the_compose_proxy_keeps_metrics_off_the_public_side(
     assert meta.status_code == 200 and "token_endpoint" in meta.json()
     assert requests.get(f"{nginx.url}/api", timeout=10).status_code == 200
     assert requests.get(f"{nginx.url}/account/sign_in", timeout=10).status_code == 200
-    # The health probes are the services' own too, but harmless: they still pass.
-    assert requests.get(f"{nginx.url}/healthz", timeout=10).status_code == 200
+    # The health probes are the operator's too: on the internal listener only.
+    assert requests.get(f"{nginx.url}/healthz", timeout=10).status_code == 404
+    assert requests.get(f"{nginx.internal_url}/resource/healthz", timeout=10).status_code == 200
 
 
 # -- `artcat serve` on its public port --------------------------------------------------------

@@ -1,0 +1,1 @@
+"""The edge (deploy/nginx.conf) run in a real nginx in front of real service processes."""
