@@ -323,6 +323,23 @@ def account(clean_db: Any, sessions: sessionmaker[Session], base_settings: Setti
 
 
 @pytest.fixture
+def signed_in(auth_server: LiveServer, account: Account, web: requests.Session) -> requests.Session:
+    """The account's user, signed in on the auth server in a browser-like session."""
+    from tests.pages import sign_in  # tests.pages imports this module
+
+    assert sign_in(web, auth_server.url, account.email).status_code == 302
+    return web
+
+
+@pytest.fixture
+def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> None:
+    """An empty database and key table, as the servers then learn (``usefixtures`` it)."""
+    from tests.functional.oidc_support import forget_cached_keys
+
+    forget_cached_keys(stores, auth_settings)
+
+
+@pytest.fixture
 def registered(clean_db: Any, sessions: sessionmaker[Session], base_settings: Settings) -> Account:
     """A user who owns an application that registered one redirect URI."""
     from tests.functional.authorize_support import HTTPS_CB

@@ -48,13 +48,6 @@ def fresh(clean_db: Any, stores: Stores, auth_settings: AuthSettings, redis_clie
     forget_registrations(redis_client, auth_settings.redis_prefix)
 
 
-@pytest.fixture
-def signed_in(auth_server: LiveServer, account: Account, web: requests.Session) -> requests.Session:
-    """A user signed in on the auth server in a browser-like session."""
-    assert sign_in(web, auth_server.url, account.email).status_code == 302
-    return web
-
-
 def test_register_read_update_sign_in_sign_out_and_delete(
     auth_server: LiveServer,
     account: Account,

@@ -32,7 +32,6 @@ from tests.functional.conftest import LiveServer
 from tests.functional.oidc_support import (
     DISCOVERY,
     ask_for,
-    forget_cached_keys,
     grant_and_redeem,
     keyring,
     redeem_code,
@@ -42,18 +41,7 @@ from tests.functional.oidc_support import (
 )
 from tests.pages import PASSWORD, Account, form, make_account, query, sign_in
 
-
-@pytest.fixture(autouse=True)
-def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> None:
-    """Each test starts from an empty key table, as the servers then learn."""
-    forget_cached_keys(stores, auth_settings)
-
-
-@pytest.fixture
-def signed_in(auth_server: LiveServer, account: Account, web: requests.Session) -> requests.Session:
-    """The application's user, signed in on the auth server in a browser-like session."""
-    assert sign_in(web, auth_server.url, account.email).status_code == 302
-    return web
+pytestmark = pytest.mark.usefixtures("fresh_keys")
 
 
 def verify(id_token: str, jwks: dict[str, Any], algs: list[str]) -> dict[str, Any]:

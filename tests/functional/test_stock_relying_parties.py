@@ -31,13 +31,15 @@ from common.stores import Stores
 from tests.functional.authorize_support import ACCOUNT_REDIRECT_URIS, HTTPS_CB, approve
 from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import serve_auth
-from tests.functional.oidc_support import DISCOVERY, SCOPE, ask_for, forget_cached_keys
+from tests.functional.oidc_support import DISCOVERY, SCOPE, ask_for
 from tests.functional.registration_support import AFTER_LOGOUT
 from tests.pages import Account, make_account, query, sign_in
 
 RP_DIR = Path(__file__).resolve().parents[1] / "rp"
 RP_SCRIPT = RP_DIR / "openid_client_rp.mjs"
 NPM_TIMEOUT = 300
+
+pytestmark = pytest.mark.usefixtures("fresh_keys")
 
 
 @pytest.fixture(scope="session")
@@ -61,12 +63,6 @@ def node() -> str:
             if done.returncode != 0:
                 pytest.fail(f"npm ci in {RP_DIR} failed:\n{done.stdout}\n{done.stderr}")
     return node
-
-
-@pytest.fixture(autouse=True)
-def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> None:
-    """Each test starts from an empty key table, as the servers then learn."""
-    forget_cached_keys(stores, auth_settings)
 
 
 @pytest.fixture(scope="module")
