@@ -4,6 +4,10 @@ requests of the flow by hand (a grant consented and redeemed, a prompt=none requ
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import secrets
 from typing import Any
 from urllib.parse import urlsplit
@@ -129,3 +133,33 @@ def grant_and_redeem(
     url = openid_url(base, account, nonce=secrets.token_urlsafe(8), scope=scope)
     code = query(approve(web, base, url))["code"]
     return redeem_code(base, account, code)
+
+
+def jws_header(id_token: str) -> dict[str, Any]:
+    """Return the protected header of a compact JWS without verifying it."""
+    part = id_token.split(".")[0]
+    return dict(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))))
+
+
+def b64(data: bytes) -> str:
+    """Return base64url without padding (JOSE's encoding)."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def forgeries(token: str, jwks: dict[str, Any], sub: str) -> list[str]:
+    """Return altered copies of an ID token, each claiming to be ``sub``'s."""
+    head, body, sig = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    forged_body = b64(json.dumps({**claims, "sub": sub}).encode())
+    kid = jws_header(token)["kid"]
+    public = json.dumps(next(k for k in jwks["keys"] if k["kid"] == kid)).encode()
+    none_head = b64(json.dumps({"alg": "none", "kid": kid}).encode())
+    hs_head = b64(json.dumps({"alg": "HS256", "kid": kid}).encode())
+    hs_sig = b64(hmac.new(public, f"{hs_head}.{forged_body}".encode(), hashlib.sha256).digest())
+    return [
+        f"{head}.{forged_body}.{sig}",  # the claims changed under the signature
+        f"{head}.{body}.{b64(secrets.token_bytes(64))}",  # another signature
+        f"{none_head}.{forged_body}.",  # alg none
+        f"{hs_head}.{forged_body}.{hs_sig}",  # HS256 keyed with the public key
+        "not.a.token",
+    ]
