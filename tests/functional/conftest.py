@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -337,6 +337,16 @@ def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> No
     from tests.functional.oidc_support import forget_cached_keys
 
     forget_cached_keys(stores, auth_settings)
+
+
+@pytest.fixture(scope="module")
+def no_grace_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
+    """An auth server without a refresh grace period: a second use of a token is a reuse at
+    once (with one, the same client presenting it within seconds gets the same pair back)."""
+    from tests.functional.oauth_support import serve_auth  # it imports this module
+
+    with serve_auth(replace(auth_settings, refresh_grace_period=0), stores) as live:
+        yield live
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,11 +25,9 @@ from authlib.integrations.flask_client import OAuth
 from flask import Flask, jsonify
 from sqlalchemy.orm import Session, sessionmaker
 
-from common.settings import AuthSettings, Settings
-from common.stores import Stores
+from common.settings import Settings
 from tests.functional.authorize_support import ACCOUNT_REDIRECT_URIS, HTTPS_CB, approve
 from tests.functional.conftest import LiveServer
-from tests.functional.oauth_support import serve_auth
 from tests.functional.oidc_support import DISCOVERY, SCOPE, ask_for
 from tests.functional.registration_support import AFTER_LOGOUT
 from tests.pages import Account, make_account, query, sign_in
@@ -63,14 +60,6 @@ def node() -> str:
             if done.returncode != 0:
                 pytest.fail(f"npm ci in {RP_DIR} failed:\n{done.stdout}\n{done.stderr}")
     return node
-
-
-@pytest.fixture(scope="module")
-def no_grace_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
-    """An auth server without a refresh grace period: a second use of a token is a reuse at
-    once (with one, the same client presenting it within seconds gets the same pair back)."""
-    with serve_auth(replace(auth_settings, refresh_grace_period=0), stores) as live:
-        yield live
 
 
 @pytest.fixture

@@ -42,13 +42,6 @@ def world(clean_db: Any, sessions: sessionmaker[Session], auth_settings: AuthSet
 
 
 @pytest.fixture(scope="module")
-def no_grace_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
-    """An auth server without a grace period: any second use of a token is a reuse."""
-    with serve_auth(replace(auth_settings, refresh_grace_period=0), stores) as live:
-        yield live
-
-
-@pytest.fixture(scope="module")
 def short_grace_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
     """An auth server with a one-second grace period."""
     with serve_auth(replace(auth_settings, refresh_grace_period=1), stores) as live:
