@@ -30,11 +30,12 @@ SCOPE = "openid profile email"
 DISCOVERY = "/.well-known/openid-configuration"
 
 
-def relying_party(base: str, account: Account, scope: str = SCOPE) -> FlaskClient:
-    """Return a test client of a Flask app that signs its users in with artcat."""
-    rp = Flask("relying_party")
-    rp.secret_key = "the relying party's own secret"
-    oauth = OAuth(rp)
+def artcat_site(name: str, base: str, account: Account, scope: str) -> tuple[Flask, OAuth]:
+    """Return a Flask app and its Authlib registry, whose ``artcat`` client (the account's
+    application, with PKCE) is configured from the discovery document only."""
+    site = Flask(name)
+    site.secret_key = "the relying party's own secret"
+    oauth = OAuth(site)
     oauth.register(
         "artcat",
         client_id=account.client_id,
@@ -42,6 +43,12 @@ def relying_party(base: str, account: Account, scope: str = SCOPE) -> FlaskClien
         server_metadata_url=f"{base}{DISCOVERY}",
         client_kwargs={"scope": scope, "code_challenge_method": "S256"},
     )
+    return site, oauth
+
+
+def relying_party(base: str, account: Account, scope: str = SCOPE) -> FlaskClient:
+    """Return a test client of a Flask app that signs its users in with artcat."""
+    rp, oauth = artcat_site("relying_party", base, account, scope)
 
     @rp.route("/login")
     def login() -> Any:

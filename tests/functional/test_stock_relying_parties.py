@@ -21,14 +21,13 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 from authlib.integrations.base_client import OAuthError
-from authlib.integrations.flask_client import OAuth
-from flask import Flask, jsonify
+from flask import jsonify
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import Settings
 from tests.functional.authorize_support import ACCOUNT_REDIRECT_URIS, HTTPS_CB, approve
 from tests.functional.conftest import LiveServer
-from tests.functional.oidc_support import DISCOVERY, SCOPE, ask_for
+from tests.functional.oidc_support import SCOPE, artcat_site, ask_for
 from tests.functional.registration_support import AFTER_LOGOUT
 from tests.pages import Account, make_account, query, sign_in
 
@@ -150,16 +149,7 @@ def authlib_sign_in(
     document only: its redirect, the consent (``web`` plays the browser), its callback, which
     checks the ID token against the JWKS and then runs ``steps``. A logout step ends with the
     browser sent to the end-session endpoint, and back to the site, which checks the state."""
-    site = Flask("authlib_relying_party")
-    site.secret_key = "the relying party's own secret"
-    oauth = OAuth(site)
-    oauth.register(
-        "artcat",
-        client_id=account.client_id,
-        client_secret=account.client_secret,
-        server_metadata_url=f"{base}{DISCOVERY}",
-        client_kwargs={"scope": scope, "code_challenge_method": "S256"},
-    )
+    site, oauth = artcat_site("authlib_relying_party", base, account, scope)
 
     @site.route("/login")
     def login() -> Any:
