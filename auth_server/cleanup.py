@@ -7,7 +7,8 @@ and revoked, so that each batch is one index range scan rather than an OR of two
 every sweep in turn and deletes by primary key from a ``SELECT ... ORDER BY column LIMIT n``
 (``FOR UPDATE SKIP LOCKED`` on PostgreSQL: a row a request holds is left for the next run), one
 short transaction per batch, with a pause between batches, until a batch comes back short.
-Another table is one more ``register(Sweep(...))``.
+Another table is one more ``register(Sweep(...))`` (``register(past(...))`` for rows that go a
+retention after a time column).
 
 Only one process cleans at a time: a run holds a Redis lock (with an expiry, renewed after each
 batch); the background cleaner of each auth server process also claims the interval in Redis,
@@ -112,50 +113,24 @@ def _retention(settings: AuthSettings) -> int:
     return settings.cleanup_retention
 
 
-TOKENS = cast(Table, Token.__table__)
+def past(name: str, model: type[Any], column: Any) -> Sweep:
+    """A sweep of ``model``'s rows whose ``column`` is more than the retention ago (by it)."""
+    return Sweep(
+        name, cast(Table, model.__table__), lambda cutoff: column < cutoff, _retention, column
+    )
+
+
 # Expired tokens, and revoked ones (``expired_at``), a retention after either.
-register(
-    Sweep(
-        "tokens.expired",
-        TOKENS,
-        lambda cutoff: Token.expires_at < cutoff,
-        _retention,
-        Token.expires_at,
-    )
-)
-register(
-    Sweep(
-        "tokens.revoked",
-        TOKENS,
-        lambda cutoff: Token.expired_at < cutoff,
-        _retention,
-        Token.expired_at,
-    )
-)
+register(past("tokens.expired", Token, Token.expires_at))
+register(past("tokens.revoked", Token, Token.expired_at))
 # Codes, used or not, a retention after their expiry: a used code is kept that long so that
 # its replay still expires the tokens it bought. Tokens issued from a code that goes keep
 # their row (``tokens.code_id`` is set null).
-register(
-    Sweep(
-        "authorization_codes",
-        cast(Table, AuthorizationCode.__table__),
-        lambda cutoff: AuthorizationCode.expires_at < cutoff,
-        _retention,
-        AuthorizationCode.expires_at,
-    )
-)
+register(past("authorization_codes", AuthorizationCode, AuthorizationCode.expires_at))
 # Refresh tokens a retention after their expiry: one rotated stays until then, so that its
 # reuse still revokes its family. A family goes once it holds no token (every token of a family
 # expires within REFRESH_TOKEN_TTL of its last use, which a revocation updates too).
-register(
-    Sweep(
-        "refresh_tokens",
-        cast(Table, RefreshToken.__table__),
-        lambda cutoff: RefreshToken.expires_at < cutoff,
-        _retention,
-        RefreshToken.expires_at,
-    )
-)
+register(past("refresh_tokens", RefreshToken, RefreshToken.expires_at))
 register(
     Sweep(
         "refresh_families",
@@ -182,15 +157,7 @@ register(
         DeviceAuthorization.expires_at,
     )
 )
-register(
-    Sweep(
-        "initial_access_tokens",
-        cast(Table, InitialAccessToken.__table__),
-        lambda cutoff: InitialAccessToken.expires_at < cutoff,
-        _retention,
-        InitialAccessToken.expires_at,
-    )
-)
+register(past("initial_access_tokens", InitialAccessToken, InitialAccessToken.expires_at))
 
 
 def lock_key(prefix: str) -> str:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from auth_server.refresh import live_token_exists
 from common.ids import utcnow
-from common.models import RefreshFamily, RefreshToken, Token
+from common.models import RefreshFamily, Token
 
 # The grants looked at (latest first): a user holds a handful per application.
 LOOKED_AT = 50
@@ -36,16 +37,7 @@ def holds_grant(db: Session, *, user_id: str, application_id: str, scope: str) -
         .order_by(Token.created_at.desc())
         .limit(LOOKED_AT)
     )
-    live_token = (
-        select(RefreshToken.id)
-        .where(
-            RefreshToken.family_id == RefreshFamily.id,
-            RefreshToken.rotated_at.is_(None),
-            RefreshToken.revoked_at.is_(None),
-            RefreshToken.expires_at > now,
-        )
-        .exists()
-    )
+    live_token = live_token_exists(now)
     families = (
         select(RefreshFamily.scope)
         .where(

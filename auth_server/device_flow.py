@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, and_, or_, select, update
+from sqlalchemy import ColumnElement, CursorResult, and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from auth_server.audit import audit
@@ -130,6 +130,22 @@ def find_by_device_code(db: Session, device_code: str) -> DeviceAuthorization | 
     )
 
 
+def updated(db: Session, *where: ColumnElement[bool], **values: Any) -> int:
+    """UPDATE the device grants matching every ``where`` condition with ``values`` (one
+    statement, in the caller's transaction, the session left unsynchronized); return how many
+    rows changed (a conditional UPDATE's 1 or 0)."""
+    result = cast(
+        CursorResult[Any],
+        db.execute(
+            update(DeviceAuthorization)
+            .where(*where)
+            .values(**values)
+            .execution_options(synchronize_session=False)
+        ),
+    )
+    return result.rowcount
+
+
 def decide(
     db: Session, grant: DeviceAuthorization, user: User, *, approved: bool, auth_time: int | None
 ) -> bool:
@@ -138,26 +154,18 @@ def decide(
     Returns False when the grant was no longer pending (decided in another tab, or expired).
     """
     now = utcnow()
-    result = cast(
-        CursorResult[Any],
-        db.execute(
-            update(DeviceAuthorization)
-            .where(
-                DeviceAuthorization.id == grant.id,
-                DeviceAuthorization.status == PENDING,
-                DeviceAuthorization.expires_at > now,
-            )
-            .values(
-                status=APPROVED if approved else DENIED,
-                user_id=user.id,
-                decided_at=now,
-                auth_time=datetime.fromtimestamp(auth_time, now.tzinfo) if auth_time else None,
-            )
-            .execution_options(synchronize_session=False)
-        ),
+    changed = updated(
+        db,
+        DeviceAuthorization.id == grant.id,
+        DeviceAuthorization.status == PENDING,
+        DeviceAuthorization.expires_at > now,
+        status=APPROVED if approved else DENIED,
+        user_id=user.id,
+        decided_at=now,
+        auth_time=datetime.fromtimestamp(auth_time, now.tzinfo) if auth_time else None,
     )
     db.commit()
-    return result.rowcount == 1
+    return changed == 1
 
 
 def polled(db: Session, grant_id: str, interval: int) -> bool:
@@ -167,29 +175,23 @@ def polled(db: Session, grant_id: str, interval: int) -> bool:
     seconds instead (RFC 8628 3.5), for it and every later poll. Committed at once.
     """
     now = utcnow()
-    on_time = cast(
-        CursorResult[Any],
-        db.execute(
-            update(DeviceAuthorization)
-            .where(
-                DeviceAuthorization.id == grant_id,
-                or_(
-                    DeviceAuthorization.last_polled_at.is_(None),
-                    DeviceAuthorization.last_polled_at
-                    <= now - timedelta(seconds=max(0, interval - POLL_TOLERANCE)),
-                ),
-            )
-            .values(last_polled_at=now)
-            .execution_options(synchronize_session=False)
+    on_time = updated(
+        db,
+        DeviceAuthorization.id == grant_id,
+        or_(
+            DeviceAuthorization.last_polled_at.is_(None),
+            DeviceAuthorization.last_polled_at
+            <= now - timedelta(seconds=max(0, interval - POLL_TOLERANCE)),
         ),
+        last_polled_at=now,
     )
-    early = on_time.rowcount != 1
+    early = on_time != 1
     if early:
-        db.execute(
-            update(DeviceAuthorization)
-            .where(DeviceAuthorization.id == grant_id)
-            .values(last_polled_at=now, interval=DeviceAuthorization.interval + SLOW_DOWN_STEP)
-            .execution_options(synchronize_session=False)
+        updated(
+            db,
+            DeviceAuthorization.id == grant_id,
+            last_polled_at=now,
+            interval=DeviceAuthorization.interval + SLOW_DOWN_STEP,
         )
     db.commit()
     return early
@@ -201,30 +203,20 @@ def spend(db: Session, grant_id: str) -> bool:
     One conditional UPDATE: of concurrent redemptions exactly one wins; False for the others.
     """
     now = utcnow()
-    result = cast(
-        CursorResult[Any],
-        db.execute(
-            update(DeviceAuthorization)
-            .where(
-                DeviceAuthorization.id == grant_id,
-                DeviceAuthorization.status == APPROVED,
-                DeviceAuthorization.expires_at > now,
-            )
-            .values(status=USED, used_at=now)
-            .execution_options(synchronize_session=False)
-        ),
+    changed = updated(
+        db,
+        DeviceAuthorization.id == grant_id,
+        DeviceAuthorization.status == APPROVED,
+        DeviceAuthorization.expires_at > now,
+        status=USED,
+        used_at=now,
     )
-    return result.rowcount == 1
+    return changed == 1
 
 
 def link_token(db: Session, grant_id: str, token_id: str) -> None:
     """Remember the token a grant bought (in the transaction that issues it)."""
-    db.execute(
-        update(DeviceAuthorization)
-        .where(DeviceAuthorization.id == grant_id)
-        .values(token_id=token_id)
-        .execution_options(synchronize_session=False)
-    )
+    updated(db, DeviceAuthorization.id == grant_id, token_id=token_id)
 
 
 @dataclass(frozen=True)
@@ -286,19 +278,13 @@ def revoke(stores: Stores, user_id: str, grant_id: str) -> bool:
         grant = db.get(DeviceAuthorization, grant_id)
         if grant is None or grant.user_id != user_id or grant.status not in (APPROVED, USED):
             return False
-        result = cast(
-            CursorResult[Any],
-            db.execute(
-                update(DeviceAuthorization)
-                .where(
-                    DeviceAuthorization.id == grant_id,
-                    DeviceAuthorization.status.in_((APPROVED, USED)),
-                )
-                .values(status=REVOKED)
-                .execution_options(synchronize_session=False)
-            ),
+        changed = updated(
+            db,
+            DeviceAuthorization.id == grant_id,
+            DeviceAuthorization.status.in_((APPROVED, USED)),
+            status=REVOKED,
         )
-        if result.rowcount != 1:
+        if changed != 1:
             return False
         expired = []
         if grant.token_id is not None:

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -20,25 +19,9 @@ from limits import RateLimitItem, parse
 from redis import Redis, RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
-from auth_server.throttles import Limits, per_app
+from auth_server.throttles import RESERVE_SCRIPT, Limits, per_app, wait_seconds, window_args
 from common.settings import AuthSettings
 
-# KEYS: counters; ARGV: each key's limit and window (ms). When none is full, counts one in each
-# and returns 0; else counts nothing and returns the ms until the fullest one frees.
-RESERVE_SCRIPT = """
-local wait = 0
-for i, key in ipairs(KEYS) do
-  local n = tonumber(redis.call('GET', key) or '0')
-  if n >= tonumber(ARGV[2 * i - 1]) then
-    wait = math.max(wait, redis.call('PTTL', key), 1)
-  end
-end
-if wait > 0 then return wait end
-for i, key in ipairs(KEYS) do
-  if redis.call('INCR', key) == 1 then redis.call('PEXPIRE', key, ARGV[2 * i]) end
-end
-return 0
-"""
 # KEYS: counters to give one back to (never below zero).
 GIVE_BACK_SCRIPT = """
 for _, key in ipairs(KEYS) do
@@ -75,11 +58,8 @@ class UserCodeThrottle:
     def attempt(self, *, ip: str, user_id: str) -> CodeAttempt:
         """Count one entry as a wrong code; say how long to wait when a budget is spent."""
         keys = (f"{self.prefix}:user-code-ip:{ip}", f"{self.prefix}:user-code-account:{user_id}")
-        args: list[int] = []
-        for item in (self.per_ip, self.per_account):
-            args += [item.amount, item.get_expiry() * 1000]
-        wait_ms = int(self._reserve(keys=list(keys), args=args))
-        return CodeAttempt(max(1, math.ceil(wait_ms / 1000)) if wait_ms else None, keys)
+        args = window_args(self.per_ip, self.per_account)
+        return CodeAttempt(wait_seconds(int(self._reserve(keys=list(keys), args=args))), keys)
 
     def right(self, attempt: CodeAttempt) -> None:
         """The code was right: give its place back (only wrong codes use the budgets)."""

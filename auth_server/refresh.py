@@ -34,7 +34,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from redis import Redis
-from sqlalchemy import ColumnElement, Table, func, select, update
+from sqlalchemy import ColumnElement, Exists, Table, func, select, update
 from sqlalchemy.orm import Session
 
 from auth_server.audit import audit
@@ -381,11 +381,10 @@ class Holder:
     last_used: datetime
 
 
-def holders_of(db: Session, user_id: str, *, limit: int = 100) -> list[Holder]:
-    """Return the applications holding a live refresh token for the user, latest used first."""
-    now = utcnow()
-    # A live token of the family (its family_id index finds them).
-    live = (
+def live_token_exists(now: datetime) -> Exists:
+    """An EXISTS on a live token (neither rotated, revoked nor expired at ``now``) of the
+    ``RefreshFamily`` row of the enclosing query (its family_id index finds them)."""
+    return (
         select(RefreshToken.id)
         .where(
             RefreshToken.family_id == RefreshFamily.id,
@@ -395,6 +394,11 @@ def holders_of(db: Session, user_id: str, *, limit: int = 100) -> list[Holder]:
         )
         .exists()
     )
+
+
+def holders_of(db: Session, user_id: str, *, limit: int = 100) -> list[Holder]:
+    """Return the applications holding a live refresh token for the user, latest used first."""
+    live = live_token_exists(utcnow())
     last = func.max(RefreshFamily.used_at)
     rows = db.execute(
         select(Application.id, Application.name, func.count(RefreshFamily.id), last)

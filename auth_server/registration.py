@@ -150,19 +150,23 @@ def _spend(db: Session, token_id: str) -> None:
         raise InvalidTokenError(description="The initial access token is invalid or used up.")
 
 
-class Registration(ClientRegistrationEndpoint):
-    """RFC 7591: register a client (201 with its id, secret and registration access token)."""
-
-    def __init__(self, server: Any = None) -> None:
-        super().__init__(server, claims_classes=[Metadata])
+class JsonEndpoint:
+    """What the registration (RFC 7591) and configuration (RFC 7592) endpoints share."""
 
     def create_endpoint_request(self, request: Any) -> JsonRequest:
-        """Read the JSON body."""
+        """Read the JSON body (of a POST or PUT)."""
         return json_request()
 
     def get_server_metadata(self) -> dict[str, Any]:
         """Return what a registration may ask for."""
         return server_metadata()
+
+
+class Registration(JsonEndpoint, ClientRegistrationEndpoint):
+    """RFC 7591: register a client (201 with its id, secret and registration access token)."""
+
+    def __init__(self, server: Any = None) -> None:
+        super().__init__(server, claims_classes=[Metadata])
 
     def authenticate_token(self, request: Any) -> Initial:
         """Take an initial access token with a use left (or nothing, when registration is open)."""
@@ -258,19 +262,11 @@ def _url_client_id() -> str:
     return str((flask_request.view_args or {}).get("client_id", ""))
 
 
-class Configuration(ClientConfigurationEndpoint):
+class Configuration(JsonEndpoint, ClientConfigurationEndpoint):
     """RFC 7592: read (GET), replace (PUT) or delete (DELETE) one's own registration."""
 
     def __init__(self, server: Any = None) -> None:
         super().__init__(server, claims_classes=[Metadata])
-
-    def create_endpoint_request(self, request: Any) -> JsonRequest:
-        """Read the JSON body (of a PUT)."""
-        return json_request()
-
-    def get_server_metadata(self) -> dict[str, Any]:
-        """Return what a registration may ask for."""
-        return server_metadata()
 
     def authenticate_token(self, request: Any) -> RegistrationAccess:
         """Take the registration access token of the client the URI names (401 otherwise:

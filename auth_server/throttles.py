@@ -263,7 +263,7 @@ def sign_up_throttle() -> SignUpThrottle:
 
 # KEYS: counters; ARGV: each key's limit and window (ms). When none is full, counts one in each
 # and returns 0; else counts nothing and returns the ms until the fullest one frees.
-_RESERVE = """
+RESERVE_SCRIPT = """
 local wait = 0
 for i, key in ipairs(KEYS) do
   local n = tonumber(redis.call('GET', key) or '0')
@@ -307,14 +307,16 @@ class XappAttempt:
     ip: str
 
 
-def _args(*items: RateLimitItem) -> list[int]:
+def window_args(*items: RateLimitItem) -> list[int]:
+    """Each item's limit and window (ms), as ``RESERVE_SCRIPT`` and ``_SETTLE`` take them."""
     args: list[int] = []
     for item in items:
         args += [item.amount, item.get_expiry() * 1000]
     return args
 
 
-def _seconds(wait_ms: int) -> int | None:
+def wait_seconds(wait_ms: int) -> int | None:
+    """A script's wait in ms as whole seconds (at least 1), or None when nothing is to wait."""
     return max(1, math.ceil(wait_ms / 1000)) if wait_ms else None
 
 
@@ -326,7 +328,7 @@ class XappThrottle:
         self.per_client: RateLimitItem = parse(settings.xapp_attempts_per_client)
         self.per_ip: RateLimitItem = parse(settings.xapp_attempts_per_ip)
         self.failures: RateLimitItem = parse(settings.xapp_failures_per_client_ip)
-        self._reserve = redis.register_script(_RESERVE)
+        self._reserve = redis.register_script(RESERVE_SCRIPT)
         self._settle = redis.register_script(_SETTLE)
         self._giveback = redis.register_script(_GIVE_BACK)
 
@@ -340,7 +342,8 @@ class XappThrottle:
         """
         found = XappAttempt(None, digest(client_id), ip)
         keys = [f"{self.prefix}:xapp-ip:{ip}", self._failure_key(found)]
-        wait = _seconds(int(self._reserve(keys=keys, args=_args(self.per_ip, self.failures))))
+        args = window_args(self.per_ip, self.failures)
+        wait = wait_seconds(int(self._reserve(keys=keys, args=args)))
         return XappAttempt(wait, found.client, ip) if wait else found
 
     @contextmanager
@@ -365,7 +368,7 @@ class XappThrottle:
         Returns the seconds to wait when the client has used its own budget up, else None.
         """
         keys = [self._failure_key(attempt), f"{self.prefix}:xapp-client:{attempt.client}"]
-        return _seconds(int(self._settle(keys=keys, args=_args(self.per_client))))
+        return wait_seconds(int(self._settle(keys=keys, args=window_args(self.per_client))))
 
 
 def xapp_throttle() -> XappThrottle:

@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -320,6 +320,33 @@ def account(clean_db: Any, sessions: sessionmaker[Session], base_settings: Setti
     return make_account(
         sessions, base_settings, name="Ada Owner", redirect_uris=ACCOUNT_REDIRECT_URIS
     )
+
+
+@pytest.fixture
+def signed_in(auth_server: LiveServer, account: Account, web: requests.Session) -> requests.Session:
+    """The account's user, signed in on the auth server in a browser-like session."""
+    from tests.pages import sign_in  # tests.pages imports this module
+
+    assert sign_in(web, auth_server.url, account.email).status_code == 302
+    return web
+
+
+@pytest.fixture
+def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> None:
+    """An empty database and key table, as the servers then learn (``usefixtures`` it)."""
+    from tests.functional.oidc_support import forget_cached_keys
+
+    forget_cached_keys(stores, auth_settings)
+
+
+@pytest.fixture(scope="module")
+def no_grace_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
+    """An auth server without a refresh grace period: a second use of a token is a reuse at
+    once (with one, the same client presenting it within seconds gets the same pair back)."""
+    from tests.functional.oauth_support import serve_auth  # it imports this module
+
+    with serve_auth(replace(auth_settings, refresh_grace_period=0), stores) as live:
+        yield live
 
 
 @pytest.fixture

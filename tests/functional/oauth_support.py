@@ -16,6 +16,7 @@ import pytest
 import requests
 from authlib.oauth1.rfc5849.signature import generate_signature_base_string, hmac_sha1_signature
 from authlib.oauth1.rfc5849.wrapper import OAuth1Request
+from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 from werkzeug.wrappers import Request
 
@@ -206,6 +207,18 @@ def make_world(sessions: sessionmaker[Session], settings: AuthSettings, **app: A
         )
 
 
+def refresh_world(sessions: sessionmaker[Session], settings: AuthSettings, **columns: Any) -> World:
+    """Add a user and an application registered for refresh tokens (and ``columns``)."""
+    w = make_world(sessions, settings)
+    with sessions() as s, s.begin():
+        s.execute(
+            update(Application)
+            .where(Application.id == w.application_id)
+            .values(refresh_tokens=True, **columns)
+        )
+    return w
+
+
 @pytest.fixture
 def app_and_user(
     clean_db: Any, sessions: sessionmaker[Session], oauth_settings: AuthSettings
@@ -246,6 +259,11 @@ def post(live: LiveServer, data: dict[str, str], **kw: Any) -> requests.Response
     """POST a form to the token endpoint (on a connection that closes, so servers stop fast)."""
     headers = {"Connection": "close", **kw.pop("headers", {})}
     return requests.post(token_url(live), data=data, headers=headers, timeout=10, **kw)
+
+
+def refresh(live: LiveServer, w: World, token: str, **extra: str) -> requests.Response:
+    """Refresh with ``token`` as the world's client."""
+    return post(live, {**w.creds, "grant_type": "refresh_token", "refresh_token": token, **extra})
 
 
 def code_params(w: World, code: str, **extra: str) -> dict[str, str]:

@@ -4,6 +4,10 @@ requests of the flow by hand (a grant consented and redeemed, a prompt=none requ
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import secrets
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,11 +30,12 @@ SCOPE = "openid profile email"
 DISCOVERY = "/.well-known/openid-configuration"
 
 
-def relying_party(base: str, account: Account, scope: str = SCOPE) -> FlaskClient:
-    """Return a test client of a Flask app that signs its users in with artcat."""
-    rp = Flask("relying_party")
-    rp.secret_key = "the relying party's own secret"
-    oauth = OAuth(rp)
+def artcat_site(name: str, base: str, account: Account, scope: str) -> tuple[Flask, OAuth]:
+    """Return a Flask app and its Authlib registry, whose ``artcat`` client (the account's
+    application, with PKCE) is configured from the discovery document only."""
+    site = Flask(name)
+    site.secret_key = "the relying party's own secret"
+    oauth = OAuth(site)
     oauth.register(
         "artcat",
         client_id=account.client_id,
@@ -38,6 +43,12 @@ def relying_party(base: str, account: Account, scope: str = SCOPE) -> FlaskClien
         server_metadata_url=f"{base}{DISCOVERY}",
         client_kwargs={"scope": scope, "code_challenge_method": "S256"},
     )
+    return site, oauth
+
+
+def relying_party(base: str, account: Account, scope: str = SCOPE) -> FlaskClient:
+    """Return a test client of a Flask app that signs its users in with artcat."""
+    rp, oauth = artcat_site("relying_party", base, account, scope)
 
     @rp.route("/login")
     def login() -> Any:
@@ -129,3 +140,33 @@ def grant_and_redeem(
     url = openid_url(base, account, nonce=secrets.token_urlsafe(8), scope=scope)
     code = query(approve(web, base, url))["code"]
     return redeem_code(base, account, code)
+
+
+def jws_header(id_token: str) -> dict[str, Any]:
+    """Return the protected header of a compact JWS without verifying it."""
+    part = id_token.split(".")[0]
+    return dict(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))))
+
+
+def b64(data: bytes) -> str:
+    """Return base64url without padding (JOSE's encoding)."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def forgeries(token: str, jwks: dict[str, Any], sub: str) -> list[str]:
+    """Return altered copies of an ID token, each claiming to be ``sub``'s."""
+    head, body, sig = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    forged_body = b64(json.dumps({**claims, "sub": sub}).encode())
+    kid = jws_header(token)["kid"]
+    public = json.dumps(next(k for k in jwks["keys"] if k["kid"] == kid)).encode()
+    none_head = b64(json.dumps({"alg": "none", "kid": kid}).encode())
+    hs_head = b64(json.dumps({"alg": "HS256", "kid": kid}).encode())
+    hs_sig = b64(hmac.new(public, f"{hs_head}.{forged_body}".encode(), hashlib.sha256).digest())
+    return [
+        f"{head}.{forged_body}.{sig}",  # the claims changed under the signature
+        f"{head}.{body}.{b64(secrets.token_bytes(64))}",  # another signature
+        f"{none_head}.{forged_body}.",  # alg none
+        f"{hs_head}.{forged_body}.{hs_sig}",  # HS256 keyed with the public key
+        "not.a.token",
+    ]

@@ -23,7 +23,7 @@ from tests.functional.authorize_support import HTTPS_CB
 from tests.functional.cli_support import cli_env, cli_refuses, run_cli
 from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import auth_in_process
-from tests.functional.oidc_support import DISCOVERY, forget_cached_keys
+from tests.functional.oidc_support import DISCOVERY, forget_cached_keys, jws_header
 from tests.functional.registration_support import (
     AFTER_LOGOUT,
     LOGOUT,
@@ -46,13 +46,6 @@ def fresh(clean_db: Any, stores: Stores, auth_settings: AuthSettings, redis_clie
     """An empty database, no key cached, no registration counted."""
     forget_cached_keys(stores, auth_settings)
     forget_registrations(redis_client, auth_settings.redis_prefix)
-
-
-@pytest.fixture
-def signed_in(auth_server: LiveServer, account: Account, web: requests.Session) -> requests.Session:
-    """A user signed in on the auth server in a browser-like session."""
-    assert sign_in(web, auth_server.url, account.email).status_code == 302
-    return web
 
 
 def test_register_read_update_sign_in_sign_out_and_delete(
@@ -109,8 +102,7 @@ def test_register_read_update_sign_in_sign_out_and_delete(
     body = issued.json()
     assert isinstance(body["expires_in"], int) and body["token_type"] == "Bearer"
     id_token = body["id_token"]
-    header = json.loads(_b64(id_token.split(".")[0]))
-    assert header["alg"] == "RS256"
+    assert jws_header(id_token)["alg"] == "RS256"
     # Without the verifier the code is refused (a public client must use PKCE).
     code = code_with_pkce(signed_in, base, client_id)
     bare = requests.post(
@@ -154,12 +146,6 @@ def test_register_read_update_sign_in_sign_out_and_delete(
     assert userinfo.status_code == 401
     again = requests.get(uri, headers=bearer(management), timeout=10)
     assert again.status_code == 401
-
-
-def _b64(part: str) -> bytes:
-    import base64
-
-    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
 
 
 def test_a_confidential_client_gets_a_secret_and_uses_it(

@@ -4,11 +4,6 @@ JWKS, userinfo by GET and POST), the prompt and max_age rules, and userinfo's re
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
-import secrets
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urljoin
@@ -32,8 +27,9 @@ from tests.functional.conftest import LiveServer
 from tests.functional.oidc_support import (
     DISCOVERY,
     ask_for,
-    forget_cached_keys,
+    forgeries,
     grant_and_redeem,
+    jws_header,
     keyring,
     redeem_code,
     relying_party,
@@ -42,18 +38,7 @@ from tests.functional.oidc_support import (
 )
 from tests.pages import PASSWORD, Account, form, make_account, query, sign_in
 
-
-@pytest.fixture(autouse=True)
-def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> None:
-    """Each test starts from an empty key table, as the servers then learn."""
-    forget_cached_keys(stores, auth_settings)
-
-
-@pytest.fixture
-def signed_in(auth_server: LiveServer, account: Account, web: requests.Session) -> requests.Session:
-    """The application's user, signed in on the auth server in a browser-like session."""
-    assert sign_in(web, auth_server.url, account.email).status_code == 302
-    return web
+pytestmark = pytest.mark.usefixtures("fresh_keys")
 
 
 def verify(id_token: str, jwks: dict[str, Any], algs: list[str]) -> dict[str, Any]:
@@ -62,12 +47,6 @@ def verify(id_token: str, jwks: dict[str, Any], algs: list[str]) -> dict[str, An
 
     token = jwt.decode(id_token, KeySet.import_key_set(jwks), registry=JWSRegistry(algorithms=algs))
     return dict(token.claims)
-
-
-def jws_header(id_token: str) -> dict[str, Any]:
-    """Return the protected header of a compact JWS without verifying it."""
-    part = id_token.split(".")[0]
-    return dict(json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))))
 
 
 def test_discovery_names_exactly_what_is_supported(auth_server: LiveServer) -> None:
@@ -399,30 +378,6 @@ def test_a_rotation_publishes_first_and_old_tokens_still_verify(
     assert claims["sub"] == account.user_id
     with sessions() as s:
         assert s.scalar(select(SigningKey.kid).where(SigningKey.kid == old_kid)) == old_kid
-
-
-def b64(data: bytes) -> str:
-    """Return base64url without padding (JOSE's encoding)."""
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def forgeries(token: str, jwks: dict[str, Any], sub: str) -> list[str]:
-    """Return altered copies of an ID token, each claiming to be ``sub``'s."""
-    head, body, sig = token.split(".")
-    claims = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    forged_body = b64(json.dumps({**claims, "sub": sub}).encode())
-    kid = jws_header(token)["kid"]
-    public = json.dumps(next(k for k in jwks["keys"] if k["kid"] == kid)).encode()
-    none_head = b64(json.dumps({"alg": "none", "kid": kid}).encode())
-    hs_head = b64(json.dumps({"alg": "HS256", "kid": kid}).encode())
-    hs_sig = b64(hmac.new(public, f"{hs_head}.{forged_body}".encode(), hashlib.sha256).digest())
-    return [
-        f"{head}.{forged_body}.{sig}",  # the claims changed under the signature
-        f"{head}.{body}.{b64(secrets.token_bytes(64))}",  # another signature
-        f"{none_head}.{forged_body}.",  # alg none
-        f"{hs_head}.{forged_body}.{hs_sig}",  # HS256 keyed with the public key
-        "not.a.token",
-    ]
 
 
 def test_altered_id_tokens_are_refused_by_a_relying_party(

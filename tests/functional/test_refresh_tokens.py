@@ -35,32 +35,17 @@ from tests.functional.oauth_support import (
     make_code,
     make_world,
     post,
+    refresh,
+    refresh_world,
 )
 from tests.functional.oidc_support import forget_cached_keys
 from tests.pages import Account, form, post_form, query, sign_in, text
-
-
-def refresh_world(sessions: sessionmaker[Session], settings: AuthSettings, **columns: Any) -> World:
-    """Add a user and an application registered for refresh tokens (and ``columns``)."""
-    w = make_world(sessions, settings)
-    with sessions() as s, s.begin():
-        s.execute(
-            update(Application)
-            .where(Application.id == w.application_id)
-            .values(refresh_tokens=True, **columns)
-        )
-    return w
 
 
 @pytest.fixture
 def world(clean_db: Any, sessions: sessionmaker[Session], auth_settings: AuthSettings) -> World:
     """A user and an application registered for refresh tokens."""
     return refresh_world(sessions, auth_settings)
-
-
-def refresh(live: LiveServer, w: World, token: str, **extra: str) -> requests.Response:
-    """Refresh with ``token`` as the world's client."""
-    return post(live, {**w.creds, "grant_type": "refresh_token", "refresh_token": token, **extra})
 
 
 def first_pair(live: LiveServer, w: World, scope: str = "offline_access") -> dict[str, Any]:

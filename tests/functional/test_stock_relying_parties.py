@@ -14,7 +14,6 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,22 +21,21 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 from authlib.integrations.base_client import OAuthError
-from authlib.integrations.flask_client import OAuth
-from flask import Flask, jsonify
+from flask import jsonify
 from sqlalchemy.orm import Session, sessionmaker
 
-from common.settings import AuthSettings, Settings
-from common.stores import Stores
+from common.settings import Settings
 from tests.functional.authorize_support import ACCOUNT_REDIRECT_URIS, HTTPS_CB, approve
 from tests.functional.conftest import LiveServer
-from tests.functional.oauth_support import serve_auth
-from tests.functional.oidc_support import DISCOVERY, SCOPE, ask_for, forget_cached_keys
+from tests.functional.oidc_support import SCOPE, artcat_site, ask_for
 from tests.functional.registration_support import AFTER_LOGOUT
 from tests.pages import Account, make_account, query, sign_in
 
 RP_DIR = Path(__file__).resolve().parents[1] / "rp"
 RP_SCRIPT = RP_DIR / "openid_client_rp.mjs"
 NPM_TIMEOUT = 300
+
+pytestmark = pytest.mark.usefixtures("fresh_keys")
 
 
 @pytest.fixture(scope="session")
@@ -61,20 +59,6 @@ def node() -> str:
             if done.returncode != 0:
                 pytest.fail(f"npm ci in {RP_DIR} failed:\n{done.stdout}\n{done.stderr}")
     return node
-
-
-@pytest.fixture(autouse=True)
-def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> None:
-    """Each test starts from an empty key table, as the servers then learn."""
-    forget_cached_keys(stores, auth_settings)
-
-
-@pytest.fixture(scope="module")
-def no_grace_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
-    """An auth server without a refresh grace period: a second use of a token is a reuse at
-    once (with one, the same client presenting it within seconds gets the same pair back)."""
-    with serve_auth(replace(auth_settings, refresh_grace_period=0), stores) as live:
-        yield live
 
 
 @pytest.fixture
@@ -165,16 +149,7 @@ def authlib_sign_in(
     document only: its redirect, the consent (``web`` plays the browser), its callback, which
     checks the ID token against the JWKS and then runs ``steps``. A logout step ends with the
     browser sent to the end-session endpoint, and back to the site, which checks the state."""
-    site = Flask("authlib_relying_party")
-    site.secret_key = "the relying party's own secret"
-    oauth = OAuth(site)
-    oauth.register(
-        "artcat",
-        client_id=account.client_id,
-        client_secret=account.client_secret,
-        server_metadata_url=f"{base}{DISCOVERY}",
-        client_kwargs={"scope": scope, "code_challenge_method": "S256"},
-    )
+    site, oauth = artcat_site("authlib_relying_party", base, account, scope)
 
     @site.route("/login")
     def login() -> Any:

@@ -16,7 +16,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.ids import utcnow
-from common.models import Application, RefreshFamily, RefreshToken
+from common.models import RefreshFamily, RefreshToken
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.catalog_support import race
@@ -27,23 +27,12 @@ from tests.functional.oauth_support import (
     code_params,
     get_artists,
     make_code,
-    make_world,
     post,
+    refresh,
+    refresh_world,
     serve_auth,
     token_url,
 )
-
-
-def refresh_world(sessions: sessionmaker[Session], settings: AuthSettings) -> World:
-    """Add a user and an application registered for refresh tokens."""
-    w = make_world(sessions, settings)
-    with sessions() as s, s.begin():
-        s.execute(
-            update(Application)
-            .where(Application.id == w.application_id)
-            .values(refresh_tokens=True)
-        )
-    return w
 
 
 @pytest.fixture
@@ -53,22 +42,10 @@ def world(clean_db: Any, sessions: sessionmaker[Session], auth_settings: AuthSet
 
 
 @pytest.fixture(scope="module")
-def no_grace_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
-    """An auth server without a grace period: any second use of a token is a reuse."""
-    with serve_auth(replace(auth_settings, refresh_grace_period=0), stores) as live:
-        yield live
-
-
-@pytest.fixture(scope="module")
 def short_grace_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
     """An auth server with a one-second grace period."""
     with serve_auth(replace(auth_settings, refresh_grace_period=1), stores) as live:
         yield live
-
-
-def refresh(live: LiveServer, w: World, token: str) -> requests.Response:
-    """Refresh with ``token`` as the world's client."""
-    return post(live, {**w.creds, "grant_type": "refresh_token", "refresh_token": token})
 
 
 def first_pair(live: LiveServer, w: World) -> dict[str, Any]:

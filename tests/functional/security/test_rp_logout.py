@@ -12,31 +12,15 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import Application
-from common.settings import AuthSettings
-from common.stores import Stores
 from tests.functional.authorize_support import HTTPS_CB
 from tests.functional.conftest import LiveServer
-from tests.functional.oidc_support import forget_cached_keys, relying_party, sign_in_with_artcat
+from tests.functional.oidc_support import forgeries, relying_party, sign_in_with_artcat
 from tests.functional.registration_support import AFTER_LOGOUT, LOGOUT
-from tests.functional.test_oidc_flow import forgeries
 from tests.pages import Account, form, make_account, query, sign_in
 
-pytestmark = pytest.mark.functional
+pytestmark = [pytest.mark.functional, pytest.mark.usefixtures("fresh_keys")]
 
 ELSEWHERE = "https://evil.example/phish"
-
-
-@pytest.fixture(autouse=True)
-def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> None:
-    """Each test starts from an empty key table, as the servers then learn."""
-    forget_cached_keys(stores, auth_settings)
-
-
-@pytest.fixture
-def signed_in(auth_server: LiveServer, account: Account, web: requests.Session) -> requests.Session:
-    """The application's user, signed in, its application with a post-logout URI registered."""
-    assert sign_in(web, auth_server.url, account.email).status_code == 302
-    return web
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ a grant revoked, expired or another user's, nor through a cross-site POST."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 import requests
@@ -15,32 +14,17 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.ids import utcnow
 from common.models import Token
-from common.settings import AuthSettings, Settings
-from common.stores import Stores
+from common.settings import Settings
 from tests.functional.authorize_support import HTTPS_CB, code_count
 from tests.functional.conftest import LiveServer
 from tests.functional.oidc_support import (
-    forget_cached_keys,
     grant_and_redeem,
     openid_url,
     silently,
 )
 from tests.pages import Account, form, make_account, sign_in
 
-pytestmark = pytest.mark.functional
-
-
-@pytest.fixture(autouse=True)
-def fresh_keys(clean_db: Any, stores: Stores, auth_settings: AuthSettings) -> None:
-    """Each test starts from an empty key table, as the servers then learn."""
-    forget_cached_keys(stores, auth_settings)
-
-
-@pytest.fixture
-def signed_in(auth_server: LiveServer, account: Account, web: requests.Session) -> requests.Session:
-    """The victim, signed in on the auth server."""
-    assert sign_in(web, auth_server.url, account.email).status_code == 302
-    return web
+pytestmark = [pytest.mark.functional, pytest.mark.usefixtures("fresh_keys")]
 
 
 @pytest.fixture
