@@ -21,6 +21,7 @@ from redis import Redis, RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from auth_server.throttles import Limits, per_app
+from common.redis_store import cluster_tag
 from common.settings import AuthSettings
 
 # KEYS: counters; ARGV: each key's limit and window (ms). When none is full, counts one in each
@@ -66,7 +67,7 @@ class UserCodeThrottle:
     """
 
     def __init__(self, redis: Redis, settings: AuthSettings) -> None:
-        self.prefix = f"{settings.redis_prefix}:limits"
+        self.prefix = cluster_tag(f"{settings.redis_prefix}:limits", redis)  # one slot
         self.per_ip: RateLimitItem = parse(settings.device_code_failures_per_ip)
         self.per_account: RateLimitItem = parse(settings.device_code_failures_per_account)
         self._reserve = redis.register_script(RESERVE_SCRIPT)

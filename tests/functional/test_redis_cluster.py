@@ -1,0 +1,304 @@
+"""Redis Cluster: the services on a real 3-primary cluster (three replicas) that the module starts.
+
+An auth server and two resource servers run in-process, each with its own cluster client (as
+separate processes would), configured with ``REDIS_URL=redis+cluster://...`` only. Tokens are
+issued, validated and revoked (refused at once by the other resource server), the rate limit is
+counted across both servers, the catalog versions (one slot) reach both caches, and the
+primary holding a token's slot is killed under load: its replica takes over, every token
+stays valid (read through from SQL when its record was lost) and no request fails.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+import requests
+from redis.cluster import RedisCluster
+from sqlalchemy import Engine, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from artcat.loaders.demo import load_demo
+from auth_server.app import create_app as create_auth
+from common.catalog_version import bump_catalog_version, version_keys
+from common.models.catalog import Artwork
+from common.redis_store import connect_redis, is_cluster, parse_cluster_url
+from common.settings import AuthSettings, ResourceSettings, Settings
+from common.stores import Stores
+from common.tokens import digest
+from resource_server.app import create_app as create_resource
+from tests.db_state import truncate_all
+from tests.functional.catalog_support import demo_xapp_token
+from tests.functional.cluster_support import RedisClusterProcesses, private_cluster
+from tests.functional.conftest import LiveServer, start_server
+from tests.functional.oauth_support import World, make_world
+from tests.functional.process_support import password_token, poll
+
+pytestmark = pytest.mark.functional
+
+TIMEOUT = 10.0
+FAILOVER_DEADLINE = 30.0
+
+
+@dataclass
+class Deployment:
+    """An auth server and two resource servers on the cluster, each with its own client."""
+
+    settings: Settings
+    auth: LiveServer
+    first: LiveServer
+    second: LiveServer
+    world: World
+    clients: list[RedisCluster]
+
+    def token(self) -> str:
+        """Return a new user access token (the password grant)."""
+        return password_token(self.auth, self.world.password_grant())
+
+    def current_user(self, server: LiveServer, token: str) -> int:
+        """Return the status of ``GET /api/current_user`` with ``token``."""
+        headers = {"X-Access-Token": token}
+        return requests.get(
+            f"{server.url}/api/current_user", headers=headers, timeout=TIMEOUT
+        ).status_code
+
+
+@pytest.fixture(scope="module")
+def redis_cluster() -> Iterator[RedisClusterProcesses]:
+    """The module's private Redis Cluster."""
+    with private_cluster() as cluster:
+        yield cluster
+
+
+def deploy(
+    redis_cluster: RedisClusterProcesses,
+    base_settings: Settings,
+    auth_settings: AuthSettings,
+    engine: Engine,
+    sessions: sessionmaker[Session],
+    tmp_path: Path,
+    *,
+    rate_limit: str = "10000/second",
+) -> Iterator[Deployment]:
+    """Start the three servers on the cluster over an emptied database with the demo catalog."""
+    settings = replace(
+        base_settings, redis_url=redis_cluster.url, redis_sentinels="", instance_dir=tmp_path
+    )
+    truncate_all(engine)
+    load_demo(engine, settings, artworks=5)
+    world = make_world(sessions, auth_settings)
+    clients: list[RedisCluster] = []
+    servers: list[LiveServer] = []
+
+    def stores() -> Stores:
+        client = connect_redis(settings)
+        assert isinstance(client, RedisCluster)
+        clients.append(client)
+        return Stores.connect(settings, engine=engine, redis=client)  # type: ignore[arg-type]
+
+    try:
+        auth_config = AuthSettings(**{**vars(auth_settings), "redis_url": settings.redis_url})
+        servers.append(start_server(create_auth(auth_config, stores())))
+        for _ in range(2):
+            resource_config = ResourceSettings(
+                **vars(settings), rate_limit=rate_limit, rate_limit_burst=1
+            )
+            servers.append(start_server(create_resource(resource_config, stores())))
+        yield Deployment(settings, *servers, world, clients)  # type: ignore[call-arg]
+    finally:
+        for server in servers:
+            server.stop()
+        for client in clients:
+            client.close()
+        truncate_all(engine)
+
+
+@pytest.fixture
+def deployment(
+    redis_cluster: RedisClusterProcesses,
+    base_settings: Settings,
+    auth_settings: AuthSettings,
+    engine: Engine,
+    sessions: sessionmaker[Session],
+    tmp_path: Path,
+) -> Iterator[Deployment]:
+    """The servers with a rate limit no test reaches."""
+    yield from deploy(redis_cluster, base_settings, auth_settings, engine, sessions, tmp_path)
+
+
+def test_cluster_urls_are_parsed() -> None:
+    seeds, options = parse_cluster_url("redis+cluster://u:p%40ss@a:7000, b ,[::1]:7002")
+    assert seeds == [("a", 7000), ("b", 6379), ("::1", 7002)]
+    assert options == {"username": "u", "password": "p@ss"}
+    assert parse_cluster_url("rediss+cluster://a:1")[1] == {"ssl": True}
+    for bad in (
+        "redis+cluster://",
+        "redis+cluster://a:0",
+        "redis+cluster://a:x",
+        "redis+cluster://a/1",
+    ):
+        with pytest.raises(ValueError, match="REDIS_URL"):
+            parse_cluster_url(bad)
+
+
+def test_issue_validate_and_revoke_across_instances(
+    deployment: Deployment, redis_cluster: RedisClusterProcesses
+) -> None:
+    token = deployment.token()
+    key = f"{deployment.settings.redis_prefix}:tok:{digest(token)}"
+    with redis_cluster.primary_of(key).client() as owner:
+        assert owner.get(key) is not None  # published on the node owning its slot
+    for server in (deployment.first, deployment.second):
+        assert deployment.current_user(server, token) == 200
+    revoked = requests.delete(
+        f"{deployment.auth.url}/api/tokens/access_token",
+        headers={"X-Access-Token": token},
+        timeout=TIMEOUT,
+    )
+    assert revoked.status_code == 200, revoked.text
+    # Refused at once by both resource servers: the tombstone is on the owning node.
+    for server in (deployment.second, deployment.first):
+        assert deployment.current_user(server, token) == 401
+    # An unknown token is refused too (and cached negatively on its own node).
+    assert deployment.current_user(deployment.first, "x" * 43) == 401
+
+
+def test_rate_limit_holds_across_instances(
+    redis_cluster: RedisClusterProcesses,
+    base_settings: Settings,
+    auth_settings: AuthSettings,
+    engine: Engine,
+    sessions: sessionmaker[Session],
+    tmp_path: Path,
+) -> None:
+    for deployed in deploy(
+        redis_cluster,
+        base_settings,
+        auth_settings,
+        engine,
+        sessions,
+        tmp_path,
+        rate_limit="6/minute",
+    ):
+        token = deployed.token()
+        me = f"/api/users/{deployed.world.user_id}"
+        headers = {"X-Access-Token": token}
+        statuses = [
+            requests.get(f"{server.url}{me}", headers=headers, timeout=TIMEOUT).status_code
+            for _ in range(4)
+            for server in (deployed.first, deployed.second)
+        ]
+        # Six requests in the minute, counted in one window whichever server answered.
+        assert statuses[:6] == [200] * 6, statuses
+        assert statuses[6:] == [429, 429], statuses
+
+
+def test_catalog_versions_live_in_one_slot_and_reach_every_cache(
+    deployment: Deployment, engine: Engine, redis_cluster: RedisClusterProcesses
+) -> None:
+    prefix = deployment.settings.redis_prefix
+    client = deployment.clients[0]
+    assert is_cluster(client)
+    assert len({client.keyslot(k) for k in version_keys(prefix, cluster=True)}) == 1
+    xapp = demo_xapp_token(deployment.auth, deployment.settings)
+    headers = {"X-Xapp-Token": xapp}
+    listed = requests.get(f"{deployment.first.url}/api/artworks", headers=headers, timeout=TIMEOUT)
+    assert listed.status_code == 200, listed.text
+    artwork_id = listed.json()["_embedded"]["artworks"][0]["id"]
+
+    def title(server: LiveServer) -> str:
+        r = requests.get(
+            f"{server.url}/api/artworks/{artwork_id}", headers=headers, timeout=TIMEOUT
+        )
+        assert r.status_code == 200, r.text
+        return str(r.json()["title"])
+
+    before = {title(s) for s in (deployment.first, deployment.second)}
+    assert len(before) == 1
+    assert {title(s) for s in (deployment.first, deployment.second)} == before  # from memory
+    with engine.begin() as connection:
+        connection.execute(update(Artwork).where(Artwork.id == artwork_id).values(title="Renamed"))
+    bump_catalog_version(client, prefix, ["artworks"])  # as every catalog writer does
+    assert {title(s) for s in (deployment.first, deployment.second)} == {"Renamed"}
+
+
+class Load:
+    """Threads asking both resource servers with every token, recording each status."""
+
+    def __init__(self, deployment: Deployment, tokens: list[str], threads: int = 4) -> None:
+        self.deployment = deployment
+        self.tokens = tokens
+        self.statuses: list[int] = []
+        self.errors: list[str] = []
+        self.running = threading.Event()
+        self.running.set()
+        self.threads = [threading.Thread(target=self.work, args=(i,)) for i in range(threads)]
+
+    def work(self, offset: int) -> None:
+        servers = (self.deployment.first, self.deployment.second)
+        i = offset
+        while self.running.is_set():
+            token, server = self.tokens[i % len(self.tokens)], servers[i % 2]
+            try:
+                self.statuses.append(self.deployment.current_user(server, token))
+            except requests.RequestException as error:
+                self.errors.append(repr(error))
+            i += 1
+
+    def __enter__(self) -> Load:
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.running.clear()
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+
+def test_a_primary_failing_over_mid_load_loses_no_token(
+    deployment: Deployment, redis_cluster: RedisClusterProcesses
+) -> None:
+    tokens = [deployment.token() for _ in range(12)]
+    prefix = deployment.settings.redis_prefix
+    key = f"{prefix}:tok:{digest(tokens[0])}"
+    victim = redis_cluster.primary_of(key)
+    with Load(deployment, tokens) as load:
+        poll(lambda: len(load.statuses) >= 50, 30, "requests before the failover")
+        # Killed without saving: whatever it had not replicated is lost with it.
+        victim.ask("SHUTDOWN", "NOSAVE")
+        poll(lambda: not victim.alive(), 10, "the primary stopping")
+        seen = len(load.statuses)
+        poll(
+            lambda: redis_cluster.primary_of(key).port != victim.port and redis_cluster.state_ok(),
+            FAILOVER_DEADLINE,
+            "the replica taking over",
+            interval=0.2,
+        )
+        end = time.monotonic() + 30
+        while len(load.statuses) < seen + 100:
+            assert time.monotonic() < end, (
+                f"{len(load.statuses) - seen} requests after the failover, "
+                f"errors {load.errors[:3]}, statuses {sorted(set(load.statuses))}"
+            )
+            time.sleep(0.05)
+    assert not load.errors, load.errors[:5]
+    failed = [s for s in load.statuses if s != 200]
+    assert not failed, f"{len(failed)} of {len(load.statuses)} not 200: {sorted(set(failed))}"
+    # Every token is still valid, at both servers, once the replica serves the slot.
+    for token in tokens:
+        for server in (deployment.first, deployment.second):
+            assert deployment.current_user(server, token) == 200
+    # Records the new primary never received (lost with the old one) are read through from
+    # SQL and published again on the node that now owns their slot.
+    client = deployment.clients[0]
+    keys = [f"{prefix}:tok:{digest(token)}" for token in tokens]
+    for key in keys:
+        client.delete(key)
+    for token in tokens:
+        assert deployment.current_user(deployment.second, token) == 200
+    assert all(client.get(key) is not None for key in keys)
