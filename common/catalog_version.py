@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from redis import Redis
 from redis.exceptions import RedisError
 
+from common.redis_store import connect_redis, is_cluster, pipelined
 from common.settings import Settings
 
 # The catalog's resource types, each with its own version (the order of the gate's MGET).
@@ -64,8 +65,6 @@ def version_keys(prefix: str, *, cluster: bool = False) -> list[str]:
 
 def keys_for(redis: object, prefix: str) -> list[str]:
     """Return :func:`version_keys` for the kind of Redis ``redis`` is (a cluster or not)."""
-    from common.redis_store import is_cluster
-
     return version_keys(prefix, cluster=is_cluster(redis))
 
 
@@ -77,8 +76,6 @@ def bump_catalog_version(redis: Redis, prefix: str, kinds: Iterable[str] | None 
     until it is back, and a Redis that lost its data has lost the versions too, which changes
     them for every process.
     """
-    from common.redis_store import is_cluster
-
     cluster = is_cluster(redis)
     keys = (
         [catalog_version_key(prefix, cluster=cluster)]
@@ -89,14 +86,9 @@ def bump_catalog_version(redis: Redis, prefix: str, kinds: Iterable[str] | None 
         if len(keys) == 1:
             redis.incr(keys[0])
             return
-        with redis.pipeline(transaction=False) as pipe:
-            for key in keys:
-                pipe.incr(key)
-            pipe.execute()
+        pipelined(redis, lambda pipe: [pipe.incr(key) for key in keys])
 
 
 def announce_catalog_change(settings: Settings, kinds: Iterable[str] | None = None) -> None:
     """Bump the catalog versions of the Redis that ``settings`` name (after a load)."""
-    from common.redis_store import connect_redis
-
     bump_catalog_version(connect_redis(settings), settings.redis_prefix, kinds)

@@ -68,10 +68,10 @@ OUTAGE_ERRORS = (
     SlotNotCoveredError,
     TryAgainError,
 )
-OUTAGE_RETRIES = 20  # backoff 0.05, 0.1, 0.2, 0.4 s, then 0.5 s: the budget ends it first
+OUTAGE_RETRIES = 30  # backoff 0.05, 0.1, 0.2, 0.4 s, then 0.5 s: the budget ends it first
 OUTAGE_BACKOFF_CAP = 0.5
 OUTAGE_BACKOFF_BASE = 0.05
-OUTAGE_BUDGET = 6.0
+OUTAGE_BUDGET = 10.0  # keep cluster-node-timeout well below it (a failover follows it)
 
 
 def outage_retry() -> Retry:
@@ -159,6 +159,22 @@ def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], dict[str, Any]]:
     if parts.scheme.lower() == "rediss+cluster":
         options["ssl"] = True
     return seeds, options
+
+
+def pipelined(redis: Redis, fill: Callable[[Any], object]) -> list[Any]:
+    """Run the commands ``fill`` queues on a non-transactional pipeline, in one round trip
+    (per node on a cluster, where the pipeline is tried again over a failover: a tombstone
+    or a catalog bump must not be lost to one)."""
+
+    def once() -> list[Any]:
+        pipe = redis.pipeline(transaction=False)
+        fill(pipe)
+        replies: list[Any] = pipe.execute()
+        return replies
+
+    if isinstance(redis, ArtcatCluster):
+        return through_outage(redis.outage, once)
+    return once()
 
 
 def cluster_options() -> dict[str, Any]:

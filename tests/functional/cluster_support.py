@@ -145,6 +145,20 @@ class RedisClusterProcesses:
                     return self.node(int(primary[1]))
         raise AssertionError(f"no live node knows who serves {key!r}")
 
+    def live_replicas_of(self, key: str) -> int:
+        """Return how many live replicas serve ``key``'s slot (a failover needs one)."""
+        for node in self.nodes:
+            if not node.alive():
+                continue
+            slot = node.ask("CLUSTER", "KEYSLOT", key)
+            shards = node.ask("CLUSTER", "SLOTS")
+            if slot is None or not isinstance(shards, list):
+                continue
+            for start, end, _primary, *replicas in shards:
+                if int(start) <= int(slot) <= int(end):
+                    return sum(self.node(int(r[1])).alive() for r in replicas)
+        return 0
+
     def wait_ok(self, deadline: float = READY_DEADLINE) -> None:
         """Wait until every live node says ``cluster_state:ok``."""
         end = time.monotonic() + deadline

@@ -272,13 +272,14 @@ def test_a_primary_failing_over_mid_load_loses_no_token(
         # Killed without saving: whatever it had not replicated is lost with it.
         victim.ask("SHUTDOWN", "NOSAVE")
         poll(lambda: not victim.alive(), 10, "the primary stopping")
-        seen = len(load.statuses)
+        seen, stopped = len(load.statuses), time.monotonic()
         poll(
             lambda: redis_cluster.primary_of(key).port != victim.port and redis_cluster.state_ok(),
             FAILOVER_DEADLINE,
             "the replica taking over",
             interval=0.2,
         )
+        took = time.monotonic() - stopped
         end = time.monotonic() + 30
         while len(load.statuses) < seen + 100:
             assert time.monotonic() < end, (
@@ -288,7 +289,10 @@ def test_a_primary_failing_over_mid_load_loses_no_token(
             time.sleep(0.05)
     assert not load.errors, load.errors[:5]
     failed = [s for s in load.statuses if s != 200]
-    assert not failed, f"{len(failed)} of {len(load.statuses)} not 200: {sorted(set(failed))}"
+    assert not failed, (
+        f"{len(failed)} of {len(load.statuses)} not 200: {sorted(set(failed))} "
+        f"(the failover took {took:.1f} s)"
+    )
     # Every token is still valid, at both servers, once the replica serves the slot.
     for token in tokens:
         for server in (deployment.first, deployment.second):
@@ -302,3 +306,35 @@ def test_a_primary_failing_over_mid_load_loses_no_token(
     for token in tokens:
         assert deployment.current_user(deployment.second, token) == 200
     assert all(client.get(key) is not None for key in keys)
+
+
+def test_a_revocation_during_a_failover_is_refused_everywhere_after_it(
+    deployment: Deployment, redis_cluster: RedisClusterProcesses
+) -> None:
+    prefix = deployment.settings.redis_prefix
+    # A token whose slot's primary has a replica to take over (an earlier test used one up).
+    token, key = "", ""
+    for _ in range(50):
+        token = deployment.token()
+        key = f"{prefix}:tok:{digest(token)}"
+        if redis_cluster.live_replicas_of(key):
+            break
+    else:
+        pytest.fail("no token landed on a shard with a replica")
+    for server in (deployment.first, deployment.second):
+        assert deployment.current_user(server, token) == 200
+    victim = redis_cluster.primary_of(key)
+    victim.ask("SHUTDOWN", "NOSAVE")
+    poll(lambda: not victim.alive(), 10, "the primary stopping")
+    # Revoked while the slot has no primary: the tombstone waits for the new one.
+    revoked = requests.delete(
+        f"{deployment.auth.url}/api/tokens/access_token",
+        headers={"X-Access-Token": token},
+        timeout=TIMEOUT,
+    )
+    assert revoked.status_code == 200, revoked.text
+    assert redis_cluster.primary_of(key).port != victim.port
+    for server in (deployment.second, deployment.first):
+        assert deployment.current_user(server, token) == 401
+    with redis_cluster.primary_of(key).client() as owner:
+        assert owner.get(key) == b"X"  # the tombstone, on the promoted replica
