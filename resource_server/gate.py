@@ -13,10 +13,12 @@ request.
 On a Redis Cluster the three live in up to three slots: the token's key (its digest), the
 application's rate-limit window (``limits`` tags it by application) and the catalog versions
 (one slot, ``{<prefix>:catalog}``). A token's application is known only once its record is
-read, so no tag can put the two together. The gate then sends the same commands through the
-cluster client's pipeline, which writes to every node concerned before reading any reply: one
-round trip of latency, to up to three nodes, following MOVED and retrying over a failover
-(bench/README.md, "Redis Cluster", has what that costs).
+read, so no tag can put the two together. The gate then writes each node's commands on a
+connection it keeps for that node (the cluster client's slot map names the node), and reads
+the replies once all are written: one round trip of latency, to up to three nodes. A MOVED, a
+node gone or a cluster changing hands sends the commands through the cluster client's pipeline
+instead, which follows the redirection, refreshes the slot map and waits out a failover
+(bench/README.md, "Redis Cluster", has what the cluster costs).
 """
 
 from __future__ import annotations
