@@ -33,7 +33,7 @@ from common.tokens import digest
 from resource_server.app import create_app as create_resource
 from tests.db_state import truncate_all
 from tests.functional.catalog_support import demo_xapp_token
-from tests.functional.cluster_support import RedisClusterProcesses, private_cluster
+from tests.functional.cluster_support import ClusterNode, RedisClusterProcesses, private_cluster
 from tests.functional.conftest import LiveServer, start_server
 from tests.functional.oauth_support import World, make_world
 from tests.functional.process_support import password_token, poll
@@ -224,6 +224,39 @@ def test_catalog_versions_live_in_one_slot_and_reach_every_cache(
         connection.execute(update(Artwork).where(Artwork.id == artwork_id).values(title="Renamed"))
     bump_catalog_version(client, prefix, ["artworks"])  # as every catalog writer does
     assert {title(s) for s in (deployment.first, deployment.second)} == {"Renamed"}
+
+
+def test_a_token_whose_slot_moved_is_found_on_its_new_node(
+    deployment: Deployment, redis_cluster: RedisClusterProcesses
+) -> None:
+    token = deployment.token()
+    key = f"{deployment.settings.redis_prefix}:tok:{digest(token)}"
+    for server in (deployment.first, deployment.second):
+        assert deployment.current_user(server, token) == 200  # the gates learnt the slot map
+    source = redis_cluster.primary_of(key)
+    target = next(
+        n for n in redis_cluster.nodes if n.alive() and n.port != source.port and is_primary(n)
+    )
+    slot = str(source.ask("CLUSTER", "KEYSLOT", key))
+    source_id, target_id = (n.ask("CLUSTER", "MYID") for n in (source, target))
+    target.ask("CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+    source.ask("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+    keys = source.ask("CLUSTER", "GETKEYSINSLOT", slot, "1000")
+    assert keys, "the token's record is not on its node"
+    source.ask("MIGRATE", "127.0.0.1", str(target.port), "", "0", "5000", "KEYS", *keys)
+    for node in redis_cluster.nodes:
+        if node.alive():
+            node.ask("CLUSTER", "SETSLOT", slot, "NODE", target_id)
+    assert redis_cluster.primary_of(key).port == target.port
+    # Each gate still sends to the old node first: MOVED, then the cluster client's way.
+    for server in (deployment.first, deployment.second, deployment.first):
+        assert deployment.current_user(server, token) == 200
+
+
+def is_primary(node: ClusterNode) -> bool:
+    """Tell whether a cluster node is a primary now."""
+    role = node.ask("ROLE")
+    return isinstance(role, list) and role[0] == b"master"
 
 
 class Load:
