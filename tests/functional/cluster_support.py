@@ -145,6 +145,14 @@ class RedisClusterProcesses:
                     return self.node(int(primary[1]))
         raise AssertionError(f"no live node knows who serves {key!r}")
 
+    def replica_of(self, primary: ClusterNode) -> ClusterNode:
+        """Return a live replica of ``primary``."""
+        for node in self.nodes:
+            role = node.ask("ROLE") if node.alive() else None
+            if isinstance(role, list) and role[0] == b"slave" and int(role[2]) == primary.port:
+                return node
+        raise AssertionError(f"no live replica of the node on port {primary.port}")
+
     def live_replicas_of(self, key: str) -> int:
         """Return how many live replicas serve ``key``'s slot (a failover needs one)."""
         for node in self.nodes:
