@@ -20,6 +20,7 @@ from redis import Redis, RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from auth_server.throttles import RESERVE_SCRIPT, Limits, per_app, wait_seconds, window_args
+from common.redis_store import cluster_tag
 from common.settings import AuthSettings
 
 # KEYS: counters to give one back to (never below zero).
@@ -49,7 +50,7 @@ class UserCodeThrottle:
     """
 
     def __init__(self, redis: Redis, settings: AuthSettings) -> None:
-        self.prefix = f"{settings.redis_prefix}:limits"
+        self.prefix = cluster_tag(f"{settings.redis_prefix}:limits", redis)  # one slot
         self.per_ip: RateLimitItem = parse(settings.device_code_failures_per_ip)
         self.per_account: RateLimitItem = parse(settings.device_code_failures_per_account)
         self._reserve = redis.register_script(RESERVE_SCRIPT)

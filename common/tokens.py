@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from redis import Redis
 from sqlalchemy import Connection, Table, select, update
@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.ids import new_id, utcnow
 from common.metrics import counter
 from common.models import Application, Token, User
+from common.redis_store import pipelined
 
 TOKENS: Table = Token.__table__  # type: ignore[assignment]
 TOKEN_BYTES = 32  # 256 bits of entropy
@@ -296,11 +297,14 @@ class TokenStore:
     def tombstone(self, rows: Iterable[Token]) -> None:
         """Overwrite the Redis keys of expired tokens with tombstones (never a DEL)."""
         now = time.time()
-        pipe = self.redis.pipeline(transaction=False)
-        for row in rows:
-            remaining = int(row.expires_at.timestamp() - now)
-            pipe.set(self.key(row.digest), TOMBSTONE, ex=max(MIN_TOMBSTONE_TTL, remaining))
-        pipe.execute()
+        rows = list(rows)
+
+        def fill(pipe: Any) -> None:
+            for row in rows:
+                remaining = int(row.expires_at.timestamp() - now)
+                pipe.set(self.key(row.digest), TOMBSTONE, ex=max(MIN_TOMBSTONE_TTL, remaining))
+
+        pipelined(self.redis, fill)
 
 
 def well_formed(token: str | None) -> TypeGuard[str]:

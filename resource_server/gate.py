@@ -9,6 +9,16 @@ token digest belongs to (that never changes for a token): from a token's second 
 application's limit is hit in the same round trip. A token's validity is never remembered here:
 every request reads it from Redis, so an expiry is seen by every process on the very next
 request.
+
+On a Redis Cluster the three live in up to three slots: the token's key (its digest), the
+application's rate-limit window (``limits`` tags it by application) and the catalog versions
+(one slot, ``{<prefix>:catalog}``). A token's application is known only once its record is
+read, so no tag can put the two together. The gate then writes each node's commands on a
+connection it keeps for that node (the cluster client's slot map names the node), and reads
+the replies once all are written: one round trip of latency, to up to three nodes. A MOVED, a
+node gone or a cluster changing hands sends the commands through the cluster client's pipeline
+instead, which follows the redirection, refreshes the slot map and waits out a failover
+(bench/README.md, "Redis Cluster", has what the cluster costs).
 """
 
 from __future__ import annotations
@@ -21,15 +31,40 @@ from typing import Any
 import falcon
 from hiredis import pack_command
 from redis import Redis
+from redis.cluster import RedisCluster
 from redis.connection import Connection
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    MovedError,
+    NoScriptError,
+    ReadOnlyError,
+    ResponseError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError, ReadOnlyError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from common.api.errors import AuthError
 from common.catalog_version import catalog_version_key, version_keys
+from common.redis_store import is_cluster, outage_retry, through_outage
 from common.tokens import TokenRecord, TokenStore, digest, well_formed
 from resource_server.auth import tokens_from_request
 from resource_server.ratelimit import RateLimiter
+
+# What a cluster answers while its slots move or change hands: the gate then goes the cluster
+# client's way (``RequestGate.run``).
+CLUSTER_CHANGES = (
+    AskError,
+    MovedError,
+    ClusterDownError,
+    TryAgainError,
+    SlotNotCoveredError,
+    RedisConnectionError,
+    RedisTimeoutError,
+    ReadOnlyError,
+)
 
 # Token digests whose application is remembered; past this many the memory starts afresh.
 MAX_REMEMBERED = 100_000
@@ -55,13 +90,18 @@ class RequestGate:
         self.redis = redis
         self.tokens = tokens
         self.limiter = limiter
-        self.version_key = catalog_version_key(prefix)
-        self.version_keys = version_keys(prefix)  # the whole catalog's first, then each type's
+        self.cluster = is_cluster(redis)
+        self.cluster_client = redis if isinstance(redis, RedisCluster) else None
+        self.outage = outage_retry()  # a cluster's pipeline, tried again over a failover
+        self.version_key = catalog_version_key(prefix, cluster=self.cluster)
+        # The whole catalog's first, then each type's.
+        self.version_keys = version_keys(prefix, cluster=self.cluster)
         self._versions_packed = _pack("MGET", *self.version_keys)
         self._application_of: dict[str, str] = {}
         # Connections the round trip keeps between requests (see ``_trip``), and the process
         # they belong to: a forked child never writes on its parent's sockets.
         self._idle: list[_Line] = []
+        self._by_node: dict[str, list[_Line]] = {}  # on a cluster: by node (``_scatter``)
         self._pid = os.getpid()
 
     def version(self) -> bytes | None:
@@ -124,12 +164,87 @@ class RequestGate:
         several times the CPU of this exchange, which shows end to end on every cached catalog
         read (bench/README.md, "Public interfaces").
         """
+        if self.cluster:
+            commands: list[tuple[Any, ...]] = [("GET", key), ("MGET", *self.version_keys)]
+            if known_app is not None:
+                commands.append(self.limiter.hit_command(known_app))
+            return self.run(commands)
         packed = _pack("GET", key) + self._versions_packed
         count = 2
         if known_app is not None:
             packed += self.limiter.packed_hit(known_app)
             count = 3
         return self.exchange(packed, count)
+
+    def run(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Send ``commands`` in one round trip and return their replies (an error reply raised).
+
+        On a single server they go through :meth:`exchange`. On a cluster each goes to the
+        primary owning its keys' slot, on a connection kept per node (``_scatter``); when
+        the cluster answers that its slots moved or it is changing hands (MOVED, ASK,
+        CLUSTERDOWN, TRYAGAIN, a node gone), the commands go again through the cluster
+        client's pipeline, which follows the redirections, refreshes the slot map (the next
+        round trips use it) and is tried again over a failover.
+        """
+        if not self.cluster:
+            return self.exchange(b"".join(_pack(*command) for command in commands), len(commands))
+        try:
+            return self._scatter(commands)
+        except CLUSTER_CHANGES:
+            return through_outage(self.outage, lambda: self._pipelined(commands))
+
+    def _pipelined(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Send ``commands`` through the cluster client's pipeline (the slow, sure way)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        replies: list[Any] = pipe.execute()
+        return replies
+
+    def _scatter(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Write each node's commands on a kept connection of that node, then read them all.
+
+        The node of a command is the primary the cluster client's slot map names for its
+        first key (``get_node_from_key``), its connection one from that node's client
+        (``get_redis_connection``), kept between requests as ``exchange`` keeps its own.
+        """
+        cluster = self.cluster_client
+        assert cluster is not None
+        if os.getpid() != self._pid:  # forked: the parent's connections are not ours
+            self._idle, self._by_node, self._pid = [], {}, os.getpid()
+        groups: dict[str, tuple[Any, list[int]]] = {}
+        for index, command in enumerate(commands):
+            key = command[3] if command[0] == "EVALSHA" else command[1]
+            node = cluster.get_node_from_key(key)
+            groups.setdefault(node.name, (node, []))[1].append(index)
+        replies: list[Any] = [None] * len(commands)
+        taken: list[tuple[str, _Line, list[int]]] = []
+        try:
+            for name, (node, indexes) in groups.items():
+                idle = self._by_node.setdefault(name, [])
+                try:
+                    line = idle.pop()
+                except IndexError:
+                    pool = cluster.get_redis_connection(node).connection_pool
+                    line = _Line(pool.get_connection())
+                taken.append((name, line, indexes))
+                line.send(b"".join(_pack(*commands[i]) for i in indexes))
+            error: ResponseError | None = None
+            for _, line, indexes in taken:
+                got, failed = line.receive(len(indexes))
+                error = error or failed
+                for i, reply in zip(indexes, got, strict=True):
+                    replies[i] = reply
+        except BaseException:
+            for _, line, _ in taken:
+                line.conn.disconnect()  # replies left unread: it connects afresh next time
+            raise
+        finally:
+            for name, line, _ in taken:
+                self._by_node.setdefault(name, []).append(line)
+        if error is not None:
+            raise error
+        return replies
 
     def exchange(self, packed: bytes, count: int) -> list[Any]:
         """Send packed commands in one round trip on a kept connection; return ``count``
@@ -174,6 +289,30 @@ class _Line:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+
+    def send(self, packed: bytes) -> None:
+        """Write packed commands (a failure disconnects the connection and raises)."""
+        try:
+            self.conn.send_packed_command([packed])
+        except BaseException:
+            self.conn.disconnect()
+            raise
+
+    def receive(self, count: int) -> tuple[list[Any], ResponseError | None]:
+        """Read ``count`` replies; return them and the first error reply among them."""
+        replies: list[Any] = []
+        error: ResponseError | None = None
+        try:
+            for _ in range(count):
+                try:
+                    replies.append(self.conn.read_response())
+                except ResponseError as reply:
+                    error = error or reply
+                    replies.append(reply)
+        except BaseException:
+            self.conn.disconnect()
+            raise
+        return replies, error
 
     def exchange(self, packed: bytes, count: int) -> list[Any]:
         """Send the commands at once, read ``count`` replies, then raise the first error reply.

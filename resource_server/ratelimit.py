@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.api.errors import TooManyRequests
 from common.metrics import counter
 from common.models import Application
+from common.redis_store import limits_storage
 
 # The versions of ``limits`` whose private ``RedisStorage._previous_window_key`` and
 # ``_current_window_key`` name the keys ``sliding_hit_command`` counts on (pyproject.toml allows
@@ -67,9 +68,7 @@ class RateLimiter:
     def __init__(
         self, redis: Redis, sessions: sessionmaker[Session], *, rate: str, burst: int, prefix: str
     ) -> None:
-        storage = RedisStorage(
-            "redis://", connection_pool=redis.connection_pool, key_prefix=f"{prefix}:rl"
-        )
+        storage = limits_storage(redis, "redis://", f"{prefix}:rl")
         self.storage = storage
         self.limiter = SlidingWindowCounterRateLimiter(storage)
         self.default = burst_limit(rate, burst)

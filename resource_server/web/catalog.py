@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from common.api.errors import ParamError
 from common.api.keyset import PageResult
 from common.api.paging import PageParams, parse_page_params
-from common.catalog_version import version_keys
+from common.catalog_version import keys_for
 from common.ids import utcnow
 from resource_server.doccache import DocumentCache
 from resource_server.queries import artists as artist_q
@@ -299,7 +299,7 @@ class ListPage(KindPage):
     def versions(self) -> list[bytes | None]:
         """Return the catalog's versions (the whole catalog's, then each type's), which the
         list's kept count is valid for."""
-        keys = version_keys(self.settings.redis_prefix)
+        keys = keys_for(self.stores.redis, self.settings.redis_prefix)
         found: list[bytes | None] = self.stores.redis.mget(keys)  # type: ignore[assignment]
         return found
 

@@ -22,12 +22,11 @@ import time
 from typing import Any
 
 import falcon
-from hiredis import pack_command
-from limits.storage import RedisStorage
 from limits.strategies import SlidingWindowCounterRateLimiter
 from redis.exceptions import NoScriptError
 
 from common.metrics import counter
+from common.redis_store import limits_storage
 from resource_server.gate import RequestGate
 from resource_server.ratelimit import burst_limit, sliding_hit_command
 from resource_server.web.render import render
@@ -57,9 +56,7 @@ class PageLimiter:
 
     def __init__(self, gate: RequestGate, *, rate: str, burst: int, prefix: str) -> None:
         self.gate = gate
-        self.storage = RedisStorage(
-            "redis://", connection_pool=gate.redis.connection_pool, key_prefix=f"{prefix}:pl"
-        )
+        self.storage = limits_storage(gate.redis, "redis://", f"{prefix}:pl")
         self.limiter = SlidingWindowCounterRateLimiter(self.storage)
         self.item = burst_limit(rate, burst)
         # Refused sources and the monotonic time until which they stay refused.
@@ -75,12 +72,12 @@ class PageLimiter:
             if wait > 0:
                 return max(1, math.ceil(wait))
             self._refused.pop(source, None)
-        packed = pack_command(sliding_hit_command(self.storage, self.item, "page", source))
+        command = sliding_hit_command(self.storage, self.item, "page", source)
         try:
-            acquired = self.gate.exchange(packed, 1)[0]
+            acquired = self.gate.run([command])[0]
         except NoScriptError:  # a restarted or flushed Redis forgot the script
             self.gate.limiter.load_script()
-            acquired = self.gate.exchange(packed, 1)[0]
+            acquired = self.gate.run([command])[0]
         if acquired:
             return None
         stats = self.limiter.get_window_stats(self.item, "page", source)
