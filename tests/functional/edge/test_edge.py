@@ -138,9 +138,15 @@ def served_by(edge: Edge, rids: set[str], deadline: float = 10.0) -> dict[str, i
         time.sleep(0.1)
 
 
-def edge_lines(edge: Edge) -> list[dict[str, object]]:
-    """Return the edge's own access lines."""
-    return [json.loads(line) for line in edge.nginx.access_log().splitlines() if line]
+def edge_lines(edge: Edge, rids: set[str], deadline: float = 10.0) -> list[dict[str, object]]:
+    """Return the edge's own access lines once those of ``rids`` are written (nginx writes a
+    request's line after its answer is sent, so a client may read the answer first)."""
+    end = time.monotonic() + deadline
+    while True:
+        lines = [json.loads(line) for line in edge.nginx.access_log().splitlines() if line]
+        if rids <= {str(line["request_id"]) for line in lines} or time.monotonic() > end:
+            return lines
+        time.sleep(0.05)
 
 
 # -- routing -----------------------------------------------------------------------------------
@@ -217,7 +223,7 @@ def test_one_request_id_from_the_edge_to_the_service_and_back(edge: Edge) -> Non
     # The same id in the service's access line and in the edge's own.
     where = served_by(edge, rids)
     assert set(where) == rids
-    at_edge = {str(line["request_id"]): line for line in edge_lines(edge)}
+    at_edge = {str(line["request_id"]): line for line in edge_lines(edge, rids)}
     for rid in rids:
         assert edge.services[where[rid]].service == "resource"
         assert at_edge[rid]["status"] == 200 and at_edge[rid]["upstream"], at_edge[rid]
