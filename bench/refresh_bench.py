@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 from bench.harness import LUA, Spec, machine, median_of, running
+from bench.http_bench import environment
 from common.settings import AuthSettings
 
 # The request and reply halves of the chain (the summary is the harness's own ``done``).
@@ -166,10 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     client_id, secret, app_id, user_id = prepare(settings)
     form = f"grant_type=refresh_token&client_id={client_id}&client_secret={secret}&refresh_token="
     scenarios = {"refresh": "offline_access", "refresh + ID token": "offline_access openid"}
-    env = dict(os.environ)
-    env.setdefault("INSTANCE_DIR", str(settings.instance_dir))
-    env.setdefault("SECRET_KEY", settings.secret_key)
-    env["ACCESS_LOG"] = env.get("ACCESS_LOG", "0")
+    env = environment(settings)
     results: dict[str, list[dict[str, float]]] = {name: [] for name in scenarios}
     loads: list[str] = []
     per_connection = 4  # spare links, should an answer ever come back without a token

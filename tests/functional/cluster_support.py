@@ -131,8 +131,8 @@ class RedisClusterProcesses:
                 return False
         return True
 
-    def primary_of(self, key: str) -> ClusterNode:
-        """Return the node serving ``key``'s slot as a primary now (asked of a live node)."""
+    def shard_of(self, key: str) -> tuple[ClusterNode, list[ClusterNode]] | None:
+        """Return the primary and replicas serving ``key``'s slot now (asked of a live node)."""
         for node in self.nodes:
             if not node.alive():
                 continue
@@ -140,10 +140,17 @@ class RedisClusterProcesses:
             shards = node.ask("CLUSTER", "SLOTS")
             if slot is None or not isinstance(shards, list):
                 continue
-            for start, end, primary, *_ in shards:
+            for start, end, primary, *replicas in shards:
                 if int(start) <= int(slot) <= int(end):
-                    return self.node(int(primary[1]))
-        raise AssertionError(f"no live node knows who serves {key!r}")
+                    return self.node(int(primary[1])), [self.node(int(r[1])) for r in replicas]
+        return None
+
+    def primary_of(self, key: str) -> ClusterNode:
+        """Return the node serving ``key``'s slot as a primary now (asked of a live node)."""
+        shard = self.shard_of(key)
+        if shard is None:
+            raise AssertionError(f"no live node knows who serves {key!r}")
+        return shard[0]
 
     def replica_of(self, primary: ClusterNode) -> ClusterNode:
         """Return a live replica of ``primary``."""
@@ -155,17 +162,8 @@ class RedisClusterProcesses:
 
     def live_replicas_of(self, key: str) -> int:
         """Return how many live replicas serve ``key``'s slot (a failover needs one)."""
-        for node in self.nodes:
-            if not node.alive():
-                continue
-            slot = node.ask("CLUSTER", "KEYSLOT", key)
-            shards = node.ask("CLUSTER", "SLOTS")
-            if slot is None or not isinstance(shards, list):
-                continue
-            for start, end, _primary, *replicas in shards:
-                if int(start) <= int(slot) <= int(end):
-                    return sum(self.node(int(r[1])).alive() for r in replicas)
-        return 0
+        shard = self.shard_of(key)
+        return 0 if shard is None else sum(replica.alive() for replica in shard[1])
 
     def wait_ok(self, deadline: float = READY_DEADLINE) -> None:
         """Wait until every live node says ``cluster_state:ok``."""
