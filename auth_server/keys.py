@@ -154,6 +154,8 @@ class KeyRing:
         self._loaded = False
         self._rows: list[SigningKey] = []
         self._private: dict[str, Key | None] = {}
+        # The states last worked out: for these rows, until the first moment one changes.
+        self._memo: tuple[list[SigningKey], datetime, list[KeyState]] | None = None
 
     def _current_version(self) -> bytes | None:
         try:
@@ -183,10 +185,26 @@ class KeyRing:
         """Return every key's state, making the keys that are due first."""
         now = now or _now()
         rows = self._load()
+        memo = self._memo
+        if memo is not None and memo[0] is rows and now < memo[1]:
+            return memo[2]  # every ID token asks: the states stand until their next moment
         if self._due(rows, now):
             self._make_due(now)
             rows = self._load()
-        return states(rows, now)
+        found = states(rows, now)
+        self._memo = (rows, self._stable_until(found, now), found)
+        return found
+
+    def _stable_until(self, found: list[KeyState], now: datetime) -> datetime:
+        """Return the first moment after ``now`` at which a key's state changes or a new key
+        falls due (a minute from now at the latest)."""
+        rotation = timedelta(seconds=self.settings.signing_key_rotation)
+        moments = [now + timedelta(seconds=60)]
+        for k in found:
+            moments += [t for t in (k.activates_at, k.retires_at, k.unpublished_at) if t]
+            if k.state == CURRENT:
+                moments.append(k.activates_at + rotation - timedelta(seconds=LEAD))
+        return min(t for t in moments if t > now)
 
     def _due(self, rows: list[SigningKey], now: datetime) -> bool:
         """Tell whether an algorithm lacks a usable current key, or its next key is due."""
