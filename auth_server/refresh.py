@@ -23,7 +23,8 @@ a rotation was in flight loses the rotation's tokens too.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -34,20 +35,32 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from redis import Redis
-from sqlalchemy import ColumnElement, Exists, Table, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Exists,
+    Select,
+    Table,
+    bindparam,
+    exists,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from auth_server.audit import audit
 from common.api.constants import OFFLINE_ACCESS
+from common.db import insert_rows
 from common.ids import new_id, utcnow
-from common.models import Application, RefreshFamily, RefreshToken, Token
-from common.tokens import TokenStore, digest, generate_secret
+from common.models import Application, RefreshFamily, RefreshToken, Token, User
+from common.tokens import TOKENS, IssuedToken, TokenStore, digest, generate_secret
 
 INVALID_REFRESH = "The refresh token is invalid, expired, revoked or was issued to another client."
 GRANT_TYPE = "refresh_token"
 _GRACE_INFO = b"artcat refresh token grace pairs"
 FAMILIES: Table = RefreshFamily.__table__  # type: ignore[assignment]
 REFRESH_TOKENS: Table = RefreshToken.__table__  # type: ignore[assignment]
+USERS: Table = User.__table__  # type: ignore[assignment]
 
 
 def wants_refresh(app: Application, user: Any, scope: str, grant_type: str) -> bool:
@@ -80,6 +93,8 @@ class Presented(TokenMixin):
     user_id: str
     scope: str
     auth_time: int | None  # Unix seconds
+    # The family's user when the rotation read it too (PostgreSQL), else None.
+    user: User | None = field(default=None, compare=False, repr=False)
 
     def check_client(self, client: Any) -> bool:
         """Tell whether the token was issued to ``client``."""
@@ -125,8 +140,10 @@ class Replay:
     presented: Presented
 
 
+@functools.lru_cache(maxsize=4)
 def grace_cipher(secret_key: str) -> Fernet:
-    """Return the cipher of the pairs kept for the grace period, derived from SECRET_KEY."""
+    """Return the cipher of the pairs kept for the grace period, derived from SECRET_KEY (once
+    per key: every refresh needs it)."""
     hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_GRACE_INFO)
     return Fernet(base64.urlsafe_b64encode(hkdf.derive(secret_key.encode())))
 
@@ -144,13 +161,14 @@ class GracePairs:
         """Return the Redis key of the pair bought with the token of ``old_digest``."""
         return f"{self.prefix}:rt-grace:{old_digest}"
 
-    def remember(self, old_digest: str, body: dict[str, Any]) -> None:
-        """Keep the pair bought with the token of ``old_digest`` for the grace period."""
+    def remember(self, old_digest: str, body: dict[str, Any], redis: Any = None) -> None:
+        """Keep the pair bought with the token of ``old_digest`` for the grace period (on the
+        caller's pipeline ``redis``, when given)."""
         if self.seconds <= 0:
             return
         pair = {name: value for name, value in body.items() if name != "state"}  # the request's
         sealed = self.cipher.encrypt(orjson.dumps(pair))
-        self.redis.set(self.key(old_digest), sealed, ex=self.seconds)
+        (redis or self.redis).set(self.key(old_digest), sealed, ex=self.seconds)
 
     def recall(self, old_digest: str) -> dict[str, Any] | None:
         """Return the pair bought with the token of ``old_digest``, while the grace lasts."""
@@ -169,6 +187,23 @@ class GracePairs:
 # -- issuing ---------------------------------------------------------------------------------
 
 
+def new_family(
+    *, application_id: str, user_id: str, scope: str, auth_time: int | None
+) -> dict[str, Any]:
+    """Return a new family's row values (not yet written)."""
+    now = utcnow()
+    return {
+        "id": new_id(),
+        "application_id": application_id,
+        "user_id": user_id,
+        "scope": scope,
+        "auth_time": datetime.fromtimestamp(auth_time, UTC) if auth_time else None,
+        "created_at": now,
+        "used_at": now,
+        "revoked_at": None,
+    }
+
+
 def start_family(
     db: Session,
     *,
@@ -178,48 +213,104 @@ def start_family(
     auth_time: int | None,
 ) -> str:
     """Insert a new family in the caller's transaction and return its id."""
-    now = utcnow()
-    family_id = new_id()
-    db.execute(
-        FAMILIES.insert(),
-        {
-            "id": family_id,
-            "application_id": application_id,
-            "user_id": user_id,
-            "scope": scope,
-            "auth_time": datetime.fromtimestamp(auth_time, UTC) if auth_time else None,
-            "created_at": now,
-            "used_at": now,
-            "revoked_at": None,
-        },
+    family = new_family(
+        application_id=application_id, user_id=user_id, scope=scope, auth_time=auth_time
     )
-    return family_id
+    db.execute(FAMILIES.insert(), family)
+    return str(family["id"])
+
+
+def new_refresh(
+    *, family_id: str, application_id: str, access_token_id: str | None, ttl: int
+) -> tuple[str, dict[str, Any]]:
+    """Return a new refresh token of the family: its value and its row values (not written)."""
+    value = generate_secret()
+    now = utcnow()
+    return value, {
+        "id": new_id(),
+        "digest": digest(value),
+        "family_id": family_id,
+        "application_id": application_id,
+        "access_token_id": access_token_id,
+        "created_at": now,
+        "expires_at": now + timedelta(seconds=ttl),
+        "rotated_at": None,
+        "revoked_at": None,
+    }
 
 
 def issue_refresh(
     db: Session, *, family_id: str, application_id: str, access_token_id: str | None, ttl: int
 ) -> str:
     """Insert a refresh token of the family in the caller's transaction; return its value."""
-    value = generate_secret()
-    now = utcnow()
-    db.execute(
-        REFRESH_TOKENS.insert(),
-        {
-            "id": new_id(),
-            "digest": digest(value),
-            "family_id": family_id,
-            "application_id": application_id,
-            "access_token_id": access_token_id,
-            "created_at": now,
-            "expires_at": now + timedelta(seconds=ttl),
-            "rotated_at": None,
-            "revoked_at": None,
-        },
+    value, row = new_refresh(
+        family_id=family_id, application_id=application_id, access_token_id=access_token_id, ttl=ttl
     )
+    db.execute(REFRESH_TOKENS.insert(), row)
     return value
 
 
 # -- rotating --------------------------------------------------------------------------------
+
+# Built once: a refresh runs these two statements, and building a statement costs as much CPU
+# as executing it. ``now`` binds with the columns' own type (UTC-aware datetimes).
+_NOW = bindparam("b_now", type_=REFRESH_TOKENS.c.expires_at.type)
+# The family's row first (the lock every revocation takes first too), in one statement with
+# finding the token: a revoked family, an unknown token and another client's token (neither
+# acknowledged nor revoked by a client not its own) all stop here.
+_TOUCH_FAMILY = (
+    FAMILIES.update()
+    .where(
+        FAMILIES.c.id
+        == select(REFRESH_TOKENS.c.family_id)
+        .where(
+            REFRESH_TOKENS.c.digest == bindparam("b_digest"),
+            REFRESH_TOKENS.c.application_id == bindparam("b_application_id"),
+        )
+        .scalar_subquery(),
+        FAMILIES.c.revoked_at.is_(None),
+    )
+    .values(used_at=_NOW)
+    .returning(FAMILIES.c.id, FAMILIES.c.user_id, FAMILIES.c.scope, FAMILIES.c.auth_time)
+)
+# The conditional UPDATE of which, among concurrent refreshes with one token, exactly one wins.
+_CLAIM = (
+    REFRESH_TOKENS.update()
+    .where(
+        REFRESH_TOKENS.c.digest == bindparam("b_digest"),
+        REFRESH_TOKENS.c.rotated_at.is_(None),
+        REFRESH_TOKENS.c.revoked_at.is_(None),
+        REFRESH_TOKENS.c.expires_at > _NOW,
+    )
+    .values(rotated_at=_NOW)
+    .returning(REFRESH_TOKENS.c.id)
+)
+# What a refresh reads of the family's user (a token and an ID token need no more).
+USER_COLUMNS = (
+    USERS.c.id,
+    USERS.c.name,
+    USERS.c.email,
+    USERS.c.enabled,
+    USERS.c.email_verified_at,
+    USERS.c.updated_at,
+)
+_USER_BY_ID = select(*USER_COLUMNS).where(USERS.c.id == bindparam("b_user_id"))
+
+
+def _rotate_in_one() -> Select[Any]:
+    """PostgreSQL: the two UPDATEs above and the user's row in one statement (one round trip,
+    one statement's CPU instead of three). The claim's EXISTS on the family's CTE makes the
+    family's row lock come first, as in the two statements; each UPDATE rechecks its row once
+    a concurrent transaction holding it commits, so exactly one rotation wins."""
+    family = _TOUCH_FAMILY.cte("family")
+    claim = _CLAIM.where(exists(select(family.c.id))).cte("claim")
+    claimed = select(claim.c.id).scalar_subquery().label("claimed")
+    return select(family, claimed, *(c.label(f"u_{c.name}") for c in USER_COLUMNS)).select_from(
+        family.outerjoin(USERS, USERS.c.id == family.c.user_id)
+    )
+
+
+_ROTATE_IN_ONE = _rotate_in_one()
 
 
 def rotate(
@@ -238,23 +329,9 @@ def rotate(
     """
     token_digest = digest(value)
     now = utcnow()
-    # The family's row first (the lock every revocation takes first too), in one statement
-    # with finding the token: a revoked family, an unknown token and another client's token
-    # (neither acknowledged nor revoked by a client not its own) all stop here.
-    family_of_token = (
-        select(RefreshToken.family_id)
-        .where(RefreshToken.digest == token_digest, RefreshToken.application_id == application_id)
-        .scalar_subquery()
-    )
-    family = db.execute(
-        update(RefreshFamily)
-        .where(RefreshFamily.id == family_of_token, RefreshFamily.revoked_at.is_(None))
-        .values(used_at=now)
-        .execution_options(synchronize_session=False)
-        .returning(
-            RefreshFamily.id, RefreshFamily.user_id, RefreshFamily.scope, RefreshFamily.auth_time
-        )
-    ).first()
+    keys = {"b_digest": token_digest, "b_application_id": application_id, "b_now": now}
+    one_statement = db.get_bind().dialect.name == "postgresql"
+    family = db.execute(_ROTATE_IN_ONE if one_statement else _TOUCH_FAMILY, keys).first()
     if family is None:
         db.rollback()
         raise InvalidGrantError(description=INVALID_REFRESH)
@@ -266,18 +343,12 @@ def rotate(
         family.scope,
         int(family.auth_time.timestamp()) if family.auth_time is not None else None,
     )
-    claimed = db.execute(
-        update(RefreshToken)
-        .where(
-            RefreshToken.digest == token_digest,
-            RefreshToken.rotated_at.is_(None),
-            RefreshToken.revoked_at.is_(None),
-            RefreshToken.expires_at > now,
-        )
-        .values(rotated_at=now)
-        .execution_options(synchronize_session=False)
-        .returning(RefreshToken.id)
-    ).first()
+    if one_statement:
+        claimed = family.claimed
+        if family.u_id is not None:
+            presented.user = user_of(family, prefix="u_")
+    else:
+        claimed = db.execute(_CLAIM, keys).scalar()
     if claimed is not None:
         return presented
     rotated_at = db.scalar(
@@ -308,6 +379,21 @@ def rotate(
         tokens_expired=len(expired),
     )
     raise InvalidGrantError(description=INVALID_REFRESH)
+
+
+def user_of(row: Any, *, prefix: str = "") -> User:
+    """Return the user of a row holding ``USER_COLUMNS`` (under ``prefix``), as a ``User``
+    that belongs to no session."""
+    values = row._asdict()
+    return User(**{c.name: values[prefix + c.name] for c in USER_COLUMNS})
+
+
+def family_user(db: Session, presented: Presented) -> User | None:
+    """Return the user of the family ``presented`` rotated (read by the rotation when it could)."""
+    if presented.user is not None:
+        return presented.user
+    row = db.execute(_USER_BY_ID, {"b_user_id": presented.user_id}).first()
+    return user_of(row) if row is not None else None
 
 
 # -- revoking --------------------------------------------------------------------------------
@@ -415,28 +501,31 @@ def holders_of(db: Session, user_id: str, *, limit: int = 100) -> list[Holder]:
     return [Holder(app_id, name, count, used) for app_id, name, count, used in rows]
 
 
-def issue_beside(db: Session, oauth_request: Any, access: Token, *, ttl: int) -> str:
-    """Issue the refresh token that goes with the access token ``access`` (caller's transaction).
+def issue_beside(db: Session, oauth_request: Any, access: IssuedToken, *, ttl: int) -> str:
+    """Write the access token ``access`` and the refresh token that goes with it (caller's
+    transaction; one statement on PostgreSQL); return the refresh token's value.
 
     A refresh continues the family of the token it rotated; any other grant starts a family
     with the scope granted and, for the code flow, when the user signed in.
     """
+    row = access.row
+    rows: list[tuple[Table, dict[str, Any]]] = [(TOKENS, access.values())]
     presented: Presented | None = oauth_request.refresh_token
     if presented is not None:
         family_id = presented.family_id
     else:
         code = oauth_request.authorization_code
-        family_id = start_family(
-            db,
-            application_id=access.application_id,
-            user_id=access.user_id or "",
-            scope=access.scope,
+        family = new_family(
+            application_id=row.application_id,
+            user_id=row.user_id or "",
+            scope=row.scope,
             auth_time=code.get_auth_time() if code is not None else None,
         )
-    return issue_refresh(
-        db,
-        family_id=family_id,
-        application_id=access.application_id,
-        access_token_id=access.id,
-        ttl=ttl,
+        rows.append((FAMILIES, family))
+        family_id = family["id"]
+    value, refresh = new_refresh(
+        family_id=family_id, application_id=row.application_id, access_token_id=row.id, ttl=ttl
     )
+    rows.append((REFRESH_TOKENS, refresh))
+    insert_rows(db, *rows)
+    return value

@@ -34,6 +34,8 @@ from auth_server.token_params import OAUTH_PARAMS, PASSWORD_GRANTS
 from common.api.constants import BAD_CLIENT
 from common.api.errors import APIError
 from common.ids import format_ts
+from common.redis_store import pipelined
+from common.tokens import TOKENS
 
 EXTENSION_KEY = "artcat.oauth_server"
 # A stand-in for Authlib's per-request https check: TLS is the deployment's business (PUBLIC_URL
@@ -232,8 +234,8 @@ class Server(AuthorizationServer):
         user = oauth_request.user
         code = oauth_request.authorization_code
         db = request_db(oauth_request)
-        issued = svc.stores.tokens.issue(
-            db,
+        tokens = svc.stores.tokens
+        issued = tokens.new(
             kind="access" if user is not None else "xapp",
             application_id=client.app.id,
             user_id=user.id if user is not None else None,
@@ -241,14 +243,15 @@ class Server(AuthorizationServer):
             scope=token.get("scope", ""),
             code_id=code.id if code is not None else None,
         )
-        if oauth_request.credential is not None:
-            # A device grant (RFC 8628) remembers its token: revoking the grant expires it.
-            oauth_request.credential.issued(db, issued.row.id)
         refresh_token = None
         if token.get(WITH_REFRESH):
             ttl = svc.settings.refresh_token_ttl
-            refresh_token = issue_beside(db, oauth_request, issued.row, ttl=ttl)
-        svc.stores.tokens.publish(issued.row)
+            refresh_token = issue_beside(db, oauth_request, issued, ttl=ttl)
+        else:
+            db.execute(TOKENS.insert(), issued.values())
+        if oauth_request.credential is not None:
+            # A device grant (RFC 8628) remembers its token: revoking the grant expires it.
+            oauth_request.credential.issued(db, issued.row.id)
         row = issued.row
         body: dict[str, Any] = {"access_token": issued.value, "token_type": BEARER}
         if client.app.standard_token_response:
@@ -261,10 +264,17 @@ class Server(AuthorizationServer):
             body["state"] = oauth_request.payload.state
         if refresh_token is not None:
             body["refresh_token"] = refresh_token
-            if oauth_request.refresh_token is not None:
-                # Before the commit: a concurrent refresh that finds the token rotated finds
-                # the pair it bought too (within the grace period).
-                grace_pairs().remember(oauth_request.refresh_token.digest, body)
+        # One round trip: the token's record, and the pair a refresh bought (before the commit:
+        # a concurrent refresh that finds the token rotated finds the pair too, within the
+        # grace period).
+        rotated = oauth_request.refresh_token if refresh_token is not None else None
+
+        def publish(pipe: Any) -> None:
+            tokens.publish(row, pipe)
+            if rotated is not None:
+                grace_pairs().remember(rotated.digest, body, pipe)
+
+        pipelined(svc.stores.redis, publish)
         db.commit()
         audit(
             "token.issued",

@@ -44,6 +44,13 @@ class Stores:
         return self.read_sessions or self.sessions
 
     @property
+    def read_engine(self) -> Engine:
+        """The engine of ``reads``: for a single statement, a connection of its own costs less
+        CPU than a session (on PostgreSQL an autocommit one: no BEGIN, no ROLLBACK)."""
+        bind: Engine = self.reads.kw["bind"]
+        return bind
+
+    @property
     def replica_settle(self) -> float:
         """Return how long a document read on a replica after a catalog write may be stale
         (0 without replicas): caches keep none read that soon (``DocumentCache.settle``)."""

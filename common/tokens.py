@@ -129,6 +129,10 @@ class IssuedToken:
     value: str
     row: Token
 
+    def values(self) -> dict[str, Any]:
+        """Return the row's column values (what an INSERT writes)."""
+        return {column.name: getattr(self.row, column.name) for column in TOKENS.c}
+
 
 class TokenStore:
     """Issue, look up and expire tokens through SQL and Redis."""
@@ -154,6 +158,34 @@ class TokenStore:
 
     # -- issuing (auth server) -------------------------------------------------------------
 
+    def new(
+        self,
+        *,
+        kind: str,
+        application_id: str,
+        user_id: str | None,
+        ttl: int,
+        scope: str = "",
+        code_id: str | None = None,
+    ) -> IssuedToken:
+        """Return a new token, not yet written: ``issue`` writes one, and a caller that writes
+        other rows with it passes ``values()`` to ``common.db.insert_rows``."""
+        value = generate_secret()
+        now = utcnow()
+        row = Token(
+            id=new_id(),
+            digest=digest(value),
+            kind=kind,
+            application_id=application_id,
+            user_id=user_id,
+            scope=scope,
+            code_id=code_id,
+            created_at=now,
+            expires_at=now + timedelta(seconds=ttl),
+            expired_at=None,
+        )
+        return IssuedToken(value, row)
+
     def issue(
         self,
         session: Session | Connection,
@@ -171,24 +203,18 @@ class TokenStore:
         path); the returned ``row`` is a detached ``Token`` with the values written. Call
         :meth:`publish` after the commit.
         """
-        value = generate_secret()
-        now = utcnow()
-        values = {
-            "id": new_id(),
-            "digest": digest(value),
-            "kind": kind,
-            "application_id": application_id,
-            "user_id": user_id,
-            "scope": scope,
-            "code_id": code_id,
-            "created_at": now,
-            "expires_at": now + timedelta(seconds=ttl),
-            "expired_at": None,
-        }
-        session.execute(TOKENS.insert(), values)
-        return IssuedToken(value, Token(**values))
+        issued = self.new(
+            kind=kind,
+            application_id=application_id,
+            user_id=user_id,
+            ttl=ttl,
+            scope=scope,
+            code_id=code_id,
+        )
+        session.execute(TOKENS.insert(), issued.values())
+        return issued
 
-    def publish(self, row: Token) -> None:
+    def publish(self, row: Token, redis: Any = None) -> None:
         """Write a token's record to Redis, expiring with the token.
 
         SET NX: a tombstone written by a concurrent expiry (a code replay, say) must win over
@@ -197,7 +223,8 @@ class TokenStore:
         record = TokenRecord.from_row(row)
         ttl = record.expires_at - int(time.time())
         if ttl > 0:
-            self.redis.set(self.key(row.digest), record.encode(), ex=ttl, nx=True)
+            # ``redis``: a pipeline of the caller's, to send this with its other commands.
+            (redis or self.redis).set(self.key(row.digest), record.encode(), ex=ttl, nx=True)
 
     # -- validating (resource server) ------------------------------------------------------
 

@@ -19,7 +19,7 @@ from flask import g
 from auth_server.context import services
 from auth_server.inputs import is_clean
 from auth_server.oidc import ArtcatOpenIDCode
-from auth_server.refresh import INVALID_REFRESH, Presented, Replay, rotate
+from auth_server.refresh import INVALID_REFRESH, Presented, Replay, family_user, rotate
 from auth_server.server import grace_pairs, request_db
 from auth_server.token_params import TOKEN_METHODS
 from common.models import User
@@ -52,8 +52,9 @@ class RefreshGrant(grants.RefreshTokenGrant):
         return outcome
 
     def authenticate_user(self, refresh_token: Presented) -> User:
-        """Return the family's user, who must still be enabled."""
-        user = request_db(self.request).get(User, refresh_token.user_id)
+        """Return the family's user, who must still be enabled (what a token and an ID token
+        read of them only, as a ``User`` that belongs to no session)."""
+        user = family_user(request_db(self.request), refresh_token)
         if user is None or not user.enabled:
             raise InvalidGrantError(description="The user account is disabled.")
         return user
