@@ -88,7 +88,6 @@ class OAuthRequest(OAuth2Request):
 
     def __init__(self) -> None:
         super().__init__(request.method, _TRANSPORT_CHECKED_ELSEWHERE, headers=request.headers)
-        self.uri = request.url
         try:
             raw = request_params(request)
         except APIError as ex:
@@ -110,6 +109,16 @@ class OAuthRequest(OAuth2Request):
                 datalist.setdefault(name, []).extend(v for v in values if v != "")
         self.payload = Payload(data, datalist)
         self._form = data
+
+    @property
+    def uri(self) -> str:
+        """Return the request's URL, built when asked only (a token request never asks, and
+        building it costs a tenth of a refresh)."""
+        return request.url
+
+    @uri.setter
+    def uri(self, _placeholder: str) -> None:
+        """Ignore the stand-in URL given to Authlib's constructor."""
 
     @property
     def args(self) -> Any:
