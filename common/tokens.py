@@ -172,45 +172,29 @@ class TokenStore:
         other rows with it passes ``values()`` to ``common.db.insert_rows``."""
         value = generate_secret()
         now = utcnow()
-        row = Token(
-            id=new_id(),
-            digest=digest(value),
-            kind=kind,
-            application_id=application_id,
-            user_id=user_id,
-            scope=scope,
-            code_id=code_id,
-            created_at=now,
-            expires_at=now + timedelta(seconds=ttl),
-            expired_at=None,
-        )
-        return IssuedToken(value, row)
+        values = {
+            "id": new_id(),
+            "digest": digest(value),
+            "kind": kind,
+            "application_id": application_id,
+            "user_id": user_id,
+            "scope": scope,
+            "code_id": code_id,
+            "created_at": now,
+            "expires_at": now + timedelta(seconds=ttl),
+            "expired_at": None,
+        }
+        return IssuedToken(value, Token(**values))
 
-    def issue(
-        self,
-        session: Session | Connection,
-        *,
-        kind: str,
-        application_id: str,
-        user_id: str | None,
-        ttl: int,
-        scope: str = "",
-        code_id: str | None = None,
-    ) -> IssuedToken:
-        """Insert a new token in the caller's transaction; publish it once the caller commits.
+    def issue(self, session: Session | Connection, **token: Any) -> IssuedToken:
+        """Insert a new token (``new``'s arguments) in the caller's transaction; publish it once
+        the caller commits.
 
         The row is written with one Core INSERT (no unit-of-work flush: token issuance is a hot
         path); the returned ``row`` is a detached ``Token`` with the values written. Call
         :meth:`publish` after the commit.
         """
-        issued = self.new(
-            kind=kind,
-            application_id=application_id,
-            user_id=user_id,
-            ttl=ttl,
-            scope=scope,
-            code_id=code_id,
-        )
+        issued = self.new(**token)
         session.execute(TOKENS.insert(), issued.values())
         return issued
 
