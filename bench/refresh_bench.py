@@ -11,7 +11,7 @@ The pinned setup of ``bench.http_bench``: the auth server under granian with one
 0, wrk on core 1. Data: the database of the environment (``DATABASE_URL``/``INSTANCE_DIR``, as
 ``artcat`` reads them)::
 
-    python -m bench.refresh_bench --duration 5 --runs 3
+    python -m bench.refresh_bench --duration 5 --runs 3 [--compare ../before]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from bench.harness import LUA, Spec, machine, median_of, running
@@ -72,6 +73,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add("--duration", type=int, default=5, help="seconds per wrk run")
     add("--runs", type=int, default=3, help="runs per scenario (the median is kept)")
     add("--connections", type=int, default=16, help="wrk connections")
+    add(
+        "--compare",
+        metavar="CHECKOUT",
+        help="also serve the auth server from another checkout (a worktree of main: the code "
+        "before a change), each of its runs next to this one's, marked (before)",
+    )
     return parser.parse_args(argv)
 
 
@@ -168,23 +175,30 @@ def main(argv: list[str] | None = None) -> None:
     form = f"grant_type=refresh_token&client_id={client_id}&client_secret={secret}&refresh_token="
     scenarios = {"refresh": "offline_access", "refresh + ID token": "offline_access openid"}
     env = environment(settings)
-    results: dict[str, list[dict[str, float]]] = {name: [] for name in scenarios}
+    specs = [Spec("auth", "auth", 1)]
+    if args.compare:
+        path = {"PYTHONPATH": str(Path(args.compare).resolve())}
+        specs.append(Spec("auth (before)", "auth", 1, path))
+    results: dict[str, list[dict[str, float]]] = {}
     loads: list[str] = []
     per_connection = 4  # spare links, should an answer ever come back without a token
-    with running([Spec("auth", "auth", 1)], env=env, cores="0") as servers:
-        url = servers["auth"].url
+    seeds = args.connections * per_connection
+    with running(specs, env=env, cores="0") as servers:
         for run in range(args.runs):
             for name, scope in scenarios.items():
-                tokens = seed(settings, app_id, user_id, args.connections * per_connection, scope)
-                loads.append(f"{os.getloadavg()[0]:.1f}")
-                got = run_chain(url, tokens, form, args.connections, args.duration)
-                results[name].append(got)
-                print(
-                    f"  run {run + 1} {name}: {got['rps']:,.0f}/s p50 {got['p50']:.1f} ms "
-                    f"p99 {got['p99']:.1f} ms errors {got['status_errors']:.0f}/"
-                    f"{got['socket_errors']:.0f}",
-                    file=sys.stderr,
-                )
+                for server in specs:
+                    label = name + server.name[len("auth") :]
+                    tokens = seed(settings, app_id, user_id, seeds, scope)
+                    loads.append(f"{os.getloadavg()[0]:.1f}")
+                    url = servers[server.name].url
+                    got = run_chain(url, tokens, form, args.connections, args.duration)
+                    results.setdefault(label, []).append(got)
+                    print(
+                        f"  run {run + 1} {label}: {got['rps']:,.0f}/s p50 {got['p50']:.1f} ms "
+                        f"p99 {got['p99']:.1f} ms errors {got['status_errors']:.0f}/"
+                        f"{got['socket_errors']:.0f}",
+                        file=sys.stderr,
+                    )
     lines = [f"- {key}: {value}" for key, value in info.items()]
     lines.append(f"- load average (1 min) before each run: {', '.join(loads)}")
     lines.append(f"- {args.runs} runs of {args.duration} s each, {args.connections} connections")
