@@ -436,6 +436,41 @@ def family_of(db: Session, value: str) -> tuple[str, str, str] | None:
     return (found.id, found.application_id, found.user_id) if found is not None else None
 
 
+@dataclass(frozen=True)
+class LiveRefresh:
+    """A live refresh token as introspection describes it (RFC 7662)."""
+
+    application_id: str
+    user_id: str
+    scope: str
+    created_at: datetime
+    expires_at: datetime
+
+
+def live_refresh(db: Session, value: str) -> LiveRefresh | None:
+    """Return the refresh token ``value`` while it can still be used (neither rotated, revoked
+    nor expired, its family live), else None."""
+    now = utcnow()
+    found = db.execute(
+        select(
+            RefreshToken.application_id,
+            RefreshFamily.user_id,
+            RefreshFamily.scope,
+            RefreshToken.created_at,
+            RefreshToken.expires_at,
+        )
+        .join(RefreshFamily, RefreshToken.family_id == RefreshFamily.id)
+        .where(
+            RefreshToken.digest == digest(value),
+            RefreshToken.rotated_at.is_(None),
+            RefreshToken.revoked_at.is_(None),
+            RefreshToken.expires_at > now,
+            RefreshFamily.revoked_at.is_(None),
+        )
+    ).first()
+    return LiveRefresh(*found) if found is not None else None
+
+
 def revoke_presented(
     db: Session, tokens: TokenStore, value: str, *, application_id: str | None = None
 ) -> tuple[str, str, str] | None:

@@ -249,6 +249,37 @@ def test_another_client_cannot_revoke_the_family(
     assert refresh(auth_server, world, body["refresh_token"]).status_code == 200
 
 
+def test_introspection_describes_a_live_refresh_token_only(
+    auth_server: LiveServer,
+    world: World,
+    sessions: sessionmaker[Session],
+    auth_settings: AuthSettings,
+) -> None:
+    def introspect(w: World, token: str) -> dict[str, Any]:
+        r = requests.post(
+            f"{auth_server.url}/oauth2/introspect", data={**w.creds, "token": token}, timeout=10
+        )
+        assert r.status_code == 200, r.text
+        answer: dict[str, Any] = r.json()
+        return answer
+
+    body = first_pair(auth_server, world)
+    info = introspect(world, body["refresh_token"])
+    assert info["active"] is True and info["token_use"] == "refresh_token"
+    assert (info["scope"], info["sub"]) == ("offline_access", world.user_id)
+    assert info["client_id"] == world.client_id and info["iss"] == auth_server.url
+    lifetime = info["exp"] - info["iat"]
+    assert lifetime == auth_settings.refresh_token_ttl
+    other = refresh_world(sessions, auth_settings)
+    assert introspect(other, body["refresh_token"]) == {"active": False}  # not its token
+    rotated = refresh(auth_server, world, body["refresh_token"]).json()
+    assert introspect(world, body["refresh_token"]) == {"active": False}  # used up
+    assert introspect(world, rotated["refresh_token"])["active"] is True
+    revoke = {**world.creds, "token": rotated["refresh_token"]}
+    assert requests.post(f"{auth_server.url}/oauth2/revoke", data=revoke, timeout=10).ok
+    assert introspect(world, rotated["refresh_token"]) == {"active": False}  # family revoked
+
+
 def test_delete_access_token_route_revokes_a_family(
     auth_server: LiveServer, resource_server: LiveServer, world: World
 ) -> None:
