@@ -30,11 +30,19 @@ from sqlalchemy.orm import Session
 
 from auth_server.audit import audit
 from auth_server.context import services
+from auth_server.refresh import revoke_families
 from common.ids import new_id, utcnow
-from common.models import Application, DeviceAuthorization, Token, User
+from common.models import (
+    Application,
+    DeviceAuthorization,
+    RefreshFamily,
+    RefreshToken,
+    Token,
+    User,
+)
 from common.models.device import APPROVED, DENIED, PENDING, REVOKED, USED
 from common.stores import Stores
-from common.tokens import digest
+from common.tokens import TokenStore, digest
 
 # RFC 8628 6.1: consonants only (no words), and none that reads like a digit or another letter.
 ALPHABET = "BCDFGHJKMNPQRSTVWXZ"
@@ -269,8 +277,34 @@ def approved_device_grants(user: User) -> list[DeviceGrantView]:
         return device_grants_of(db, user.id)
 
 
+def bought_tokens_ended(db: Session, tokens: TokenStore, grant: DeviceAuthorization) -> list[Token]:
+    """Expire the token a grant bought, and the refresh token family it started with every
+    token issued from it (the caller commits, then tombstones what this returns)."""
+    if grant.token_id is None:
+        return []
+    started = select(RefreshToken.family_id).where(RefreshToken.access_token_id == grant.token_id)
+    expired = revoke_families(db, tokens, RefreshFamily.id.in_(started))
+    return expired + tokens.expire_where(db, Token.id == grant.token_id)
+
+
+def replayed(db: Session, tokens: TokenStore, grant: DeviceAuthorization) -> None:
+    """A device code used again: it leaked, or the device lost its answer. Expire what it
+    bought (committed at once), as a replayed authorization code does (RFC 6749 4.1.2)."""
+    db.rollback()  # nothing of this request's own work survives a replay
+    expired = bought_tokens_ended(db, tokens, grant)
+    db.commit()
+    tokens.tombstone(expired)
+    audit(
+        "device.replayed",
+        device_id=grant.id,
+        application_id=grant.application_id,
+        user_id=grant.user_id,
+        tokens_expired=len(expired),
+    )
+
+
 def revoke(stores: Stores, user_id: str, grant_id: str) -> bool:
-    """Withdraw one of the user's device grants and expire the token it bought.
+    """Withdraw one of the user's device grants and expire the tokens it bought.
 
     Returns False when the user has no such grant in force (someone else's is not told apart).
     """
@@ -286,9 +320,7 @@ def revoke(stores: Stores, user_id: str, grant_id: str) -> bool:
         )
         if changed != 1:
             return False
-        expired = []
-        if grant.token_id is not None:
-            expired = stores.tokens.expire_where(db, Token.id == grant.token_id)
+        expired = bought_tokens_ended(db, stores.tokens, grant)
         application_id = grant.application_id
         db.commit()
     stores.tokens.tombstone(expired)

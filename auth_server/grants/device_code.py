@@ -151,6 +151,7 @@ class DeviceGrant(DeviceCodeGrant):
         if row is None or client is None or row.application_id != client.app.id:
             raise InvalidGrantError(description=INVALID_DEVICE_CODE)
         if row.status == USED:
+            device_flow.replayed(db, services().stores.tokens, row)
             raise InvalidGrantError(description=INVALID_DEVICE_CODE)
         return DeviceCredential(row, client.get_client_id())
 

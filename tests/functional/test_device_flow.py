@@ -87,10 +87,6 @@ def test_the_whole_flow_issues_a_token_that_works_at_the_catalog(
     assert "id_token" not in token
     assert get_artists(resource_server, token["access_token"]) == 200
 
-    # Single use: the same device code again is refused, and the token still works.
-    assert_oauth_error(redeem(auth_server, account, codes["device_code"]), 400, "invalid_grant")
-    assert get_artists(resource_server, token["access_token"]) == 200
-
     # Only digests are stored; the row remembers who approved and which token it bought.
     with sessions() as s:
         row = s.scalars(select(DeviceAuthorization)).one()
@@ -99,6 +95,38 @@ def test_the_whole_flow_issues_a_token_that_works_at_the_catalog(
     stored = " ".join(str(v) for v in (row.device_code_digest, row.user_code_digest))
     assert codes["device_code"] not in stored
     assert codes["user_code"].replace("-", "") not in stored
+
+
+def test_a_replayed_device_code_ends_what_it_bought(
+    auth_server: LiveServer,
+    resource_server: LiveServer,
+    account: Account,
+    sessions: sessionmaker[Session],
+) -> None:
+    """Single use: a device code used again is refused, and the token it bought expires with
+    the refresh token family it started (it leaked, or the device lost its answer)."""
+    with sessions.begin() as s:
+        s.execute(
+            update(Application)
+            .where(Application.client_id == account.client_id)
+            .values(refresh_tokens=True)
+        )
+    codes = begin(auth_server, account, scope="offline_access")
+    web = signed_in(auth_server.url, account.email, account.password)
+    assert answer(web, auth_server.url, codes["user_code"]).status_code == 200
+    token = redeem(auth_server, account, codes["device_code"]).json()
+    assert get_artists(resource_server, token["access_token"]) == 200 and token["refresh_token"]
+
+    assert_oauth_error(redeem(auth_server, account, codes["device_code"]), 400, "invalid_grant")
+    assert get_artists(resource_server, token["access_token"]) == 401
+    refresh = {
+        "grant_type": "refresh_token",
+        "refresh_token": token["refresh_token"],
+        "client_id": account.client_id,
+        "client_secret": account.client_secret,
+    }
+    refreshed = requests.post(f"{auth_server.url}/oauth2/access_token", data=refresh, timeout=10)
+    assert_oauth_error(refreshed, 400, "invalid_grant")  # its family was revoked too
 
 
 def test_polling_faster_than_the_interval_slows_down_by_five_seconds(
