@@ -71,8 +71,12 @@ class OAuthClient(ClientMixin):
         return digests_match(client_secret, self.app.client_secret_digest)
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
-        """A public client authenticates with ``none`` only; any other with its secret."""
-        return method == "none" if self.public else method in SECRET_METHODS
+        """A public client authenticates with ``none`` only; any other with its secret, by the
+        method it registered when it registered one (RFC 7591), at every endpoint."""
+        if self.public:
+            return method == "none"
+        registered = self.app.token_endpoint_auth_method
+        return method == registered if registered else method in SECRET_METHODS
 
     def check_response_type(self, response_type: str) -> bool:
         """Every application may use the code flow (its redirect URIs decide where it goes)."""

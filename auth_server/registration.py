@@ -121,7 +121,9 @@ def apply_metadata(app: Application, metadata: dict[str, Any]) -> None:
     alg = metadata.get("id_token_signed_response_alg")
     # The default is stored as no choice, so that it follows the server's.
     app.id_token_signed_response_alg = None if alg in (None, ES256) else alg
-    app.public_client = metadata.get("token_endpoint_auth_method") == "none"
+    method = metadata.get("token_endpoint_auth_method", "client_secret_basic")  # RFC 7591 2
+    app.public_client = method == "none"
+    app.token_endpoint_auth_method = None if app.public_client else method
     # Enforced at the token endpoint by the ``grant:`` roles (``auth_server.clients``).
     app.roles = [f"{GRANT_ROLE}{grant}" for grant in metadata["grant_types"]]
     # Registered for refresh tokens (``offline_access`` then brings one) exactly when it asked

@@ -94,6 +94,9 @@ class Application(Timestamps, Base):
     refresh_tokens: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # OpenID Connect RP-Initiated Logout: where a sign-out it asks for may send the user back.
     post_logout_redirect_uris: Mapped[list[str] | None] = mapped_column(JSONType)
+    # Dynamic client registration: the secret method it registered for the token endpoint,
+    # the only one it may use (None: either, as for applications made by the operator).
+    token_endpoint_auth_method: Mapped[str | None] = mapped_column(String(20))
 
 
 class Token(Base):

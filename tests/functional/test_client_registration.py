@@ -179,6 +179,43 @@ def test_a_confidential_client_gets_a_secret_and_uses_it(
     assert password.json()["error"] == "unauthorized_client"
 
 
+@pytest.mark.parametrize("registered", [None, "client_secret_basic", "client_secret_post"])
+def test_a_client_authenticates_only_by_the_method_it_registered(
+    auth_server: LiveServer, sessions: sessionmaker[Session], registered: str | None
+) -> None:
+    """A secret caught in one place (a form body logged by a proxy, say) does not open the
+    other method: the server holds the client to what it registered (basic by default)."""
+    base = auth_server.url
+    metadata: dict[str, Any] = {"client_name": "Held", "grant_types": ["client_credentials"]}
+    if registered:
+        metadata["token_endpoint_auth_method"] = registered
+    r = register(base, initial_token(sessions), metadata)
+    assert r.status_code == 201, r.text
+    client = r.json()
+    assert client["token_endpoint_auth_method"] == (registered or "client_secret_basic")
+    form_ = {"grant_type": "client_credentials"}
+    by_basic = requests.post(
+        f"{base}/oauth2/access_token",
+        data=form_,
+        auth=(client["client_id"], client["client_secret"]),
+        timeout=10,
+    )
+    secrets_ = {"client_id": client["client_id"], "client_secret": client["client_secret"]}
+    by_post = requests.post(f"{base}/oauth2/access_token", data={**form_, **secrets_}, timeout=10)
+    allowed, refused = (
+        (by_post, by_basic) if registered == "client_secret_post" else (by_basic, by_post)
+    )
+    assert allowed.status_code == 200, allowed.text
+    assert refused.status_code == 401 and refused.json()["error"] == "invalid_client"
+    # The same at the other endpoints that authenticate the client.
+    token = allowed.json()["access_token"]
+    wrong = {"token": token, **secrets_} if refused is by_post else {"token": token}
+    auth = None if refused is by_post else (client["client_id"], client["client_secret"])
+    for path in ("/oauth2/introspect", "/oauth2/revoke"):
+        denied = requests.post(f"{base}{path}", data=wrong, auth=auth, timeout=10)
+        assert denied.status_code == 401, (path, denied.text)
+
+
 def refresh_as_public(base: str, client_id: str, token: str) -> requests.Response:
     """Refresh as a public client (its id alone)."""
     return requests.post(
