@@ -19,18 +19,16 @@ from limits import RateLimitItem, parse
 from redis import Redis, RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
-from auth_server.throttles import RESERVE_SCRIPT, Budget, per_app, wait_seconds, window_args
+from auth_server.throttles import (
+    GIVE_BACK_SCRIPT,
+    RESERVE_SCRIPT,
+    Budget,
+    per_app,
+    wait_seconds,
+    window_args,
+)
 from common.redis_store import cluster_tag
 from common.settings import AuthSettings
-
-# KEYS: counters to give one back to (never below zero).
-GIVE_BACK_SCRIPT = """
-for _, key in ipairs(KEYS) do
-  local n = tonumber(redis.call('GET', key) or '0')
-  if n > 0 then redis.call('DECR', key) end
-end
-return 0
-"""
 
 
 @dataclass(frozen=True)

@@ -316,10 +316,12 @@ return 0
 """
 
 
-# KEYS: the failure counter to give one back to (never below zero).
-_GIVE_BACK = """
-local left = tonumber(redis.call('GET', KEYS[1]) or '0')
-if left > 0 then redis.call('DECR', KEYS[1]) end
+# KEYS: counters to give one back to (never below zero).
+GIVE_BACK_SCRIPT = """
+for _, key in ipairs(KEYS) do
+  local n = tonumber(redis.call('GET', key) or '0')
+  if n > 0 then redis.call('DECR', key) end
+end
 return 0
 """
 
@@ -356,7 +358,7 @@ class XappThrottle:
         self.failures: RateLimitItem = parse(settings.xapp_failures_per_client_ip)
         self._reserve = redis.register_script(RESERVE_SCRIPT)
         self._settle = redis.register_script(_SETTLE)
-        self._giveback = redis.register_script(_GIVE_BACK)
+        self._giveback = redis.register_script(GIVE_BACK_SCRIPT)
 
     def _failure_key(self, attempt: XappAttempt) -> str:
         return f"{self.prefix}:xapp-failures:{attempt.client}:{attempt.ip}"
