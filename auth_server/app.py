@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from authlib.oauth2.rfc6749.errors import InvalidRequestError
 from flask import Flask, request
+from jinja2 import FileSystemLoader
 from werkzeug.wrappers import Response
 
 from auth_server import endpoints, errors, grants, oauth, server
@@ -39,6 +42,7 @@ from common.observability import ROUTE_KEY, Observer
 from common.openapi import Part
 from common.openapi import describe as describe_part
 from common.settings import AuthSettings
+from common.site import TEMPLATES
 from common.stores import Stores
 
 # One blueprint per view module: its routes, each with the OpenAPI operations it answers.
@@ -100,6 +104,8 @@ def _refuse_secrets_in_query() -> Response | None:
 def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     """Build the auth server app with every route registered."""
     app = Flask(__name__)
+    # The site header's template is shared with the catalog's pages.
+    app.jinja_loader = FileSystemLoader([Path(app.root_path, "templates"), TEMPLATES])
     app.config.update(
         SECRET_KEY=settings.secret_key,
         MAX_CONTENT_LENGTH=1024 * 1024,

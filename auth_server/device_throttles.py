@@ -5,7 +5,7 @@
   before the code is looked up (a concurrent burst cannot pass more guesses than the budgets
   allow, and a refused entry is never looked up); a code that proves right gives its place
   back, so only wrong codes use the budgets. Fixed windows, as the XAPP throttle's.
-- **Device authorizations** (``DeviceStartThrottle``): requests per client IP, each of which
+- **Device authorizations** (``DEVICE_START``): requests per client IP, each of which
   stores a pending grant (a public client's id is no secret). A ``limits`` moving window.
 """
 
@@ -19,18 +19,16 @@ from limits import RateLimitItem, parse
 from redis import Redis, RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
-from auth_server.throttles import RESERVE_SCRIPT, Limits, per_app, wait_seconds, window_args
+from auth_server.throttles import (
+    GIVE_BACK_SCRIPT,
+    RESERVE_SCRIPT,
+    Budget,
+    per_app,
+    wait_seconds,
+    window_args,
+)
 from common.redis_store import cluster_tag
 from common.settings import AuthSettings
-
-# KEYS: counters to give one back to (never below zero).
-GIVE_BACK_SCRIPT = """
-for _, key in ipairs(KEYS) do
-  local n = tonumber(redis.call('GET', key) or '0')
-  if n > 0 then redis.call('DECR', key) end
-end
-return 0
-"""
 
 
 @dataclass(frozen=True)
@@ -79,21 +77,8 @@ class UserCodeThrottle:
             raise
 
 
-class DeviceStartThrottle(Limits):
-    """A moving-window limit on the device authorization requests of one client IP."""
-
-    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
-        super().__init__(redis, settings)
-        self.per_ip: RateLimitItem = parse(settings.device_authorizations_per_ip)
-
-    def hit(self, *, ip: str) -> int | None:
-        """Count one request (atomically); return the seconds to wait when over the limit."""
-        return self.count((self.per_ip, "device-start-ip", ip))
-
-
-def device_start_throttle() -> DeviceStartThrottle:
-    """Return the current app's device authorization throttle, built on first use."""
-    return per_app("artcat.device_start_throttle", DeviceStartThrottle)
+# The device authorization requests of one client IP.
+DEVICE_START = Budget("device_authorizations_per_ip", "device-start-ip")
 
 
 def user_code_throttle() -> UserCodeThrottle:

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app
+from flask import current_app, request
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from auth_server.accounts import end_sessions
+from auth_server.audit import audit
+from auth_server.context import services
 from auth_server.revocation import revoke_all
 from common.ids import utcnow
 from common.models import SocialIdentity, Token, User
@@ -65,3 +67,20 @@ def take_over(db: Session, tokens: TokenStore, user: User) -> tuple[list[Token],
         .execution_options(synchronize_session=False)
     )
     return rows, int(getattr(unlinked, "rowcount", 0) or 0)
+
+
+def take_over_with_password(db: Session, user: User, password: str, event: str) -> None:
+    """Give the proven owner the account with a new password (``take_over``), commit, and
+    record ``event``: the page that proved the address (a reset or confirmation link)."""
+    svc = services()
+    user.password_hash = svc.hasher.hash(password)
+    rows, unlinked = take_over(db, svc.stores.tokens, user)
+    db.commit()
+    svc.stores.tokens.tombstone(rows)
+    audit(
+        event,
+        user_id=user.id,
+        tokens_expired=len(rows),
+        social_unlinked=unlinked,
+        ip=request.remote_addr,
+    )

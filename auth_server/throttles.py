@@ -2,11 +2,11 @@
 
 - **Sign-in** (``LoginThrottle``): every way to try a password (the sign-in page, the
   change-password page, the credentials and password grants) shares one set of budgets.
-- **Sign-up** (``SignUpThrottle``): accounts created per client address.
 - **XAPP issuance** (``XappThrottle``): wrong secrets per client id and address, apart from the
   application's own budget.
-- **Application creation** (``CreationThrottle``): applications each user creates.
-- **Client registration** (``RegistrationThrottle``): RFC 7591 registrations per client address.
+- **One moving-window limit** each (``Budget``, ``throttle``): accounts created per client
+  address (``SIGN_UP``), applications each user creates (``APPLICATION_CREATION``), RFC 7591
+  registrations per client address (``CLIENT_REGISTRATION``).
 
 What they share (``Limits``, ``per_app``): ``limits`` counters under ``<prefix>:limits`` on the
 stores' own connections, built on first use (the app factory stays store-free). A hit is counted
@@ -245,21 +245,46 @@ def login_throttle() -> LoginThrottle:
     return per_app("artcat.login_throttle", LoginThrottle)
 
 
-class SignUpThrottle(Limits):
-    """A moving-window limit on the accounts one client IP may create (``limits``, in Redis)."""
+@dataclass(frozen=True)
+class Budget:
+    """A moving-window limit on one kind of request per key (a client address, a user): the
+    setting that gives it and the namespace of its counters."""
 
-    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
+    setting: str
+    namespace: str
+
+
+# The accounts one client address may create.
+SIGN_UP = Budget("sign_up_attempts_per_ip", "sign-up-ip")
+# The applications each user creates.
+APPLICATION_CREATION = Budget("applications_created_per_user", "application-created")
+# Client registrations (RFC 7591) per client address, every attempt.
+CLIENT_REGISTRATION = Budget("client_registrations_per_ip", "client-registration-ip")
+
+
+class SingleLimit(Limits):
+    """The throttle of one ``Budget`` (``limits``, in Redis)."""
+
+    def __init__(self, redis: Redis, settings: AuthSettings, budget: Budget) -> None:
         super().__init__(redis, settings)
-        self.per_ip: RateLimitItem = parse(settings.sign_up_attempts_per_ip)
+        self.limit: RateLimitItem = parse(getattr(settings, budget.setting))
+        self.namespace = budget.namespace
 
-    def hit(self, *, ip: str) -> int | None:
-        """Count one sign-up (atomically); return the seconds to wait when over the limit."""
-        return self.count((self.per_ip, "sign-up-ip", ip))
+    def hit(self, key: str) -> int | None:
+        """Count one (atomically); return the seconds to wait when over the limit, else None."""
+        return self.count((self.limit, self.namespace, key))
+
+    def describe(self) -> str:
+        """Return the limit as people read it ("10 per 1 day")."""
+        return str(self.limit)
 
 
-def sign_up_throttle() -> SignUpThrottle:
-    """Return the current app's sign-up throttle, built on first use."""
-    return per_app("artcat.sign_up_throttle", SignUpThrottle)
+def throttle(budget: Budget) -> SingleLimit:
+    """Return the current app's throttle of a budget, built on first use."""
+    return per_app(
+        f"artcat.throttle.{budget.namespace}",
+        lambda redis, settings: SingleLimit(redis, settings, budget),
+    )
 
 
 # KEYS: counters; ARGV: each key's limit and window (ms). When none is full, counts one in each
@@ -291,10 +316,12 @@ return 0
 """
 
 
-# KEYS: the failure counter to give one back to (never below zero).
-_GIVE_BACK = """
-local left = tonumber(redis.call('GET', KEYS[1]) or '0')
-if left > 0 then redis.call('DECR', KEYS[1]) end
+# KEYS: counters to give one back to (never below zero).
+GIVE_BACK_SCRIPT = """
+for _, key in ipairs(KEYS) do
+  local n = tonumber(redis.call('GET', key) or '0')
+  if n > 0 then redis.call('DECR', key) end
+end
 return 0
 """
 
@@ -331,7 +358,7 @@ class XappThrottle:
         self.failures: RateLimitItem = parse(settings.xapp_failures_per_client_ip)
         self._reserve = redis.register_script(RESERVE_SCRIPT)
         self._settle = redis.register_script(_SETTLE)
-        self._giveback = redis.register_script(_GIVE_BACK)
+        self._giveback = redis.register_script(GIVE_BACK_SCRIPT)
 
     def _failure_key(self, attempt: XappAttempt) -> str:
         return f"{self.prefix}:xapp-failures:{attempt.client}:{attempt.ip}"
@@ -375,41 +402,3 @@ class XappThrottle:
 def xapp_throttle() -> XappThrottle:
     """Return the current app's XAPP throttle, built on first use."""
     return per_app("artcat.xapp_throttle", XappThrottle)
-
-
-class CreationThrottle(Limits):
-    """A moving-window limit on the applications each user creates (counted in Redis)."""
-
-    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
-        super().__init__(redis, settings)
-        self.per_user: RateLimitItem = parse(settings.applications_created_per_user)
-
-    def hit(self, user_id: str) -> int | None:
-        """Count one creation; return the seconds to wait when over the limit, else None."""
-        return self.count((self.per_user, "application-created", user_id))
-
-    def describe(self) -> str:
-        """Return the limit as people read it ("10 per 1 day")."""
-        return str(self.per_user)
-
-
-def creation_throttle() -> CreationThrottle:
-    """Return the current app's creation throttle, built on first use."""
-    return per_app("artcat.application_creation_throttle", CreationThrottle)
-
-
-class RegistrationThrottle(Limits):
-    """A moving-window limit on client registrations per client address (every attempt)."""
-
-    def __init__(self, redis: Redis, settings: AuthSettings) -> None:
-        super().__init__(redis, settings)
-        self.per_ip: RateLimitItem = parse(settings.client_registrations_per_ip)
-
-    def hit(self, ip: str) -> int | None:
-        """Count one attempt; return the seconds to wait when over the limit, else None."""
-        return self.count((self.per_ip, "client-registration-ip", ip))
-
-
-def registration_throttle() -> RegistrationThrottle:
-    """Return the current app's registration throttle, built on first use."""
-    return per_app("artcat.registration_throttle", RegistrationThrottle)

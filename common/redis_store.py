@@ -145,17 +145,12 @@ def parse_cluster_url(url: str) -> tuple[list[tuple[str, int]], dict[str, Any]]:
             options["username"] = unquote(user)
     if parts.path not in ("", "/", "/0"):
         raise ValueError("REDIS_URL: a Redis Cluster has only database 0")
-    seeds = []
-    for item in filter(None, (part.strip() for part in netloc.split(","))):
-        host, sep, port = item.rpartition(":")
-        if not sep or host.endswith(":") or (item.startswith("[") and not host.endswith("]")):
-            host, port = item, "6379"
-        host = host.strip("[]")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(f"REDIS_URL: cluster node {item!r} is not host:port")
-        seeds.append((host, int(port)))
-    if not seeds:
-        raise ValueError("REDIS_URL names no cluster node")
+    seeds = host_ports(
+        netloc,
+        6379,
+        "REDIS_URL: cluster node {!r} is not host:port",
+        "REDIS_URL names no cluster node",
+    )
     if parts.scheme.lower() == "rediss+cluster":
         options["ssl"] = True
     return seeds, options
@@ -253,20 +248,30 @@ def connect_redis(settings: Settings) -> Redis:
     return Redis(unix_socket_path=server.socket_file, socket_timeout=2)
 
 
-def parse_sentinels(raw: str) -> list[tuple[str, int]]:
-    """Parse ``host:port,host:port`` (an IPv6 host in brackets); the port defaults to 26379."""
+def host_ports(raw: str, default_port: int, bad: str, empty: str) -> list[tuple[str, int]]:
+    """Parse ``host:port,host:port`` (an IPv6 host in brackets; the port defaults to
+    ``default_port``), raising ``ValueError`` with ``bad`` (formatted with the item) or
+    ``empty`` (nothing named)."""
     addresses = []
     for item in filter(None, (part.strip() for part in raw.split(","))):
         host, sep, port = item.rpartition(":")
-        if not sep or host.endswith(":"):  # no port, or a bare IPv6 address
-            host, port = item, "26379"
+        # No port, or a bare IPv6 address, or a bracketed one without a port.
+        if not sep or host.endswith(":") or (item.startswith("[") and not host.endswith("]")):
+            host, port = item, str(default_port)
         host = host.strip("[]")
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise ValueError(f"REDIS_SENTINELS: {item!r} is not host:port")
+            raise ValueError(bad.format(item))
         addresses.append((host, int(port)))
     if not addresses:
-        raise ValueError("REDIS_SENTINELS names no sentinel")
+        raise ValueError(empty)
     return addresses
+
+
+def parse_sentinels(raw: str) -> list[tuple[str, int]]:
+    """Parse ``host:port,host:port`` (an IPv6 host in brackets); the port defaults to 26379."""
+    return host_ports(
+        raw, 26379, "REDIS_SENTINELS: {!r} is not host:port", "REDIS_SENTINELS names no sentinel"
+    )
 
 
 def sentinel_master(settings: Settings) -> Redis:

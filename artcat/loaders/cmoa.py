@@ -215,12 +215,7 @@ class _CmoaRun(MuseumRun):
             self.resolver.describe(cmoa_artist, artist)
             self.batch.artists[artist["id"]] = artist
             self.artists_seen.add(artist["id"])
-        self.batch.artworks.append(row)
-        self.batch.artwork_artists.extend(links)
-        self.batch.artwork_genes.extend(
-            {"artwork_id": artwork_id, "gene_id": g} for g in dict.fromkeys(genes) if g
-        )
-        self.batch.images.extend(images)
+        self.queue_artwork(row, links, filter(None, dict.fromkeys(genes)), images)
 
     def _creators(
         self, artwork_id: str, creators: list[dict[str, Any]], file: str, line: int
@@ -259,13 +254,5 @@ class _CmoaRun(MuseumRun):
                         ),
                     )
                 )
-            links.setdefault(
-                artist_id,
-                {
-                    "artwork_id": artwork_id,
-                    "artist_id": artist_id,
-                    "position": len(links),
-                    "role": as_text(creator.get("role")),
-                },
-            )
+            self.link(links, artwork_id, artist_id, creator.get("role"))
         return artists, list(links.values())

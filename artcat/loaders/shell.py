@@ -11,7 +11,7 @@ A museum module is left with what only it knows: where its files are and what it
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Engine
@@ -25,6 +25,7 @@ from artcat.loaders.catalog import (
     PartnerInfo,
     artist_row,
     artwork_row,
+    as_text,
     ensure_partner,
     recount_artists,
 )
@@ -148,6 +149,28 @@ class MuseumRun:
             additional_information="\n".join(f"{k}: {v}" for k, v in notes if v),
             **fields,
         )
+
+    @staticmethod
+    def link(links: dict[str, Row], artwork_id: str, artist_id: str, role: Any) -> None:
+        """Add an artwork's link to an artist, in credit order, the first credit of each."""
+        links.setdefault(
+            artist_id,
+            {
+                "artwork_id": artwork_id,
+                "artist_id": artist_id,
+                "position": len(links),
+                "role": as_text(role),
+            },
+        )
+
+    def queue_artwork(
+        self, row: Row, links: Iterable[Row], gene_ids: Iterable[str], images: Iterable[Row]
+    ) -> None:
+        """Add an artwork's rows to the batch: itself, its artist links, genes and images."""
+        self.batch.artworks.append(row)
+        self.batch.artwork_artists.extend(links)
+        self.batch.artwork_genes.extend({"artwork_id": row["id"], "gene_id": g} for g in gene_ids)
+        self.batch.images.extend(images)
 
     def flush(self) -> None:
         """Write the gathered batch."""

@@ -264,10 +264,7 @@ class _TateRun(MuseumRun):
             cultural_maker=attributions[0] if attributions else None,
             iconicity=iconicity(self.total_works.get(first_artist, 0), category, bool(image)),
         )
-        self.batch.artworks.append(row)
-        self.batch.artwork_artists.extend(links)
-        self.batch.artwork_genes.extend({"artwork_id": artwork_id, "gene_id": g} for g in gene_ids)
-        self.batch.images.extend(extra_images)
+        self.queue_artwork(row, links, gene_ids, extra_images)
 
     def _artist_links(
         self, artwork_id: str, contributors: list[dict[str, Any]], file: str, line: int
@@ -282,15 +279,7 @@ class _TateRun(MuseumRun):
             artist_id = self.resolver.lookup(tate_id) if known else None
             if artist_id is None:
                 artist_id = self._stub_artist(contributor, file, line)
-            links.setdefault(
-                artist_id,
-                {
-                    "artwork_id": artwork_id,
-                    "artist_id": artist_id,
-                    "position": len(links),
-                    "role": as_text(contributor.get("role")),
-                },
-            )
+            self.link(links, artwork_id, artist_id, contributor.get("role"))
         return list(links.values())
 
     def _stub_artist(self, contributor: dict[str, Any], file: str, line: int) -> str:

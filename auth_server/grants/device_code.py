@@ -35,11 +35,12 @@ from auth_server import device_flow
 from auth_server.audit import audit
 from auth_server.clients import OAuthClient
 from auth_server.context import issuer, services
-from auth_server.device_throttles import device_start_throttle
+from auth_server.device_throttles import DEVICE_START
 from auth_server.oauth import SlowDownError as TooManyAttempts
 from auth_server.oauth import parse_scope
 from auth_server.oidc import ArtcatOpenIDCode
 from auth_server.server import request_db
+from auth_server.throttles import throttle
 from auth_server.token_params import TOKEN_METHODS
 from common.ids import utcnow
 from common.models import DeviceAuthorization, User
@@ -99,7 +100,7 @@ class DeviceEndpoint(DeviceAuthorizationEndpoint):
     def authenticate_client(self, request: OAuth2Request) -> OAuthClient:
         """Count the request per client IP; authenticate as at the token endpoint; check the
         client may use the grant."""
-        wait = device_start_throttle().hit(ip=flask_request.remote_addr or "")
+        wait = throttle(DEVICE_START).hit(flask_request.remote_addr or "")
         if wait is not None:
             audit("device.throttled", retry_after=wait, ip=flask_request.remote_addr)
             raise TooManyAttempts(wait)

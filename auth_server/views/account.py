@@ -18,7 +18,7 @@ from auth_server.forms import ApplicationForm, ButtonForm
 from auth_server.ownership import mail_confirms
 from auth_server.refresh import holders_of, revoke_families
 from auth_server.revocation import end_device_grants
-from auth_server.throttles import creation_throttle
+from auth_server.throttles import APPLICATION_CREATION, throttle
 from auth_server.views.described import Described, pages
 from auth_server.web import (
     current_user,
@@ -174,7 +174,7 @@ def applications() -> Response:
                 apps=_own_applications(db, user),
                 button=ButtonForm(),
             )
-        wait = creation_throttle().hit(user.id)
+        wait = throttle(APPLICATION_CREATION).hit(user.id)
         if wait is not None:
             ip = request.remote_addr
             audit("application.throttled", user_id=user.id, retry_after=wait, ip=ip)

@@ -31,7 +31,7 @@ from auth_server.context import services
 from auth_server.inputs import request_list
 from auth_server.oauth import no_store
 from auth_server.params import JSON, json_body, request_params
-from auth_server.throttles import creation_throttle
+from auth_server.throttles import APPLICATION_CREATION, throttle
 from auth_server.views.described import Described
 from common.api.constants import INVALID_TOKEN
 from common.api.errors import AuthError, Forbidden, NotFound, ParamError
@@ -182,12 +182,12 @@ class Applications(MethodView):
         standard = (
             True if raw_standard is None else parse_bool("standard_token_response", raw_standard)
         )
-        throttle = creation_throttle()
-        wait = throttle.hit(record.user_id or "")
+        creation = throttle(APPLICATION_CREATION)
+        wait = creation.hit(record.user_id or "")
         if wait is not None:
             audit("application.throttled", user_id=record.user_id, retry_after=wait)
             message = (
-                f"Too many applications created: the limit is {throttle.describe()} per user. "
+                f"Too many applications created: the limit is {creation.describe()} per user. "
                 f"Try again in {wait} seconds."
             )
             resp = jsonify({"type": "rate_limit_error", "message": message})

@@ -237,15 +237,7 @@ def decide(grant: Any, params: dict[str, str], target: Target, user: User) -> Re
     response: Response = authorization_server().create_authorization_response(
         grant=grant, grant_user=user if approved else None
     )
-    audit(
-        "consent.approved" if approved else "consent.denied",
-        application_id=grant.request.client.app.id,
-        user_id=user.id,
-        scope=grant.request.scope or "",
-        redirect_host=target.display,
-        pkce=bool(params["code_challenge"]),
-        ip=request.remote_addr,
-    )
+    audit_consent("consent.approved" if approved else "consent.denied", grant, params, target, user)
     return response
 
 
@@ -254,8 +246,16 @@ def answer_silently(grant: Any, params: dict[str, str], target: Target, user: Us
     response: Response = authorization_server().create_authorization_response(
         grant=grant, grant_user=user
     )
+    audit_consent("consent.remembered", grant, params, target, user)
+    return response
+
+
+def audit_consent(
+    event: str, grant: Any, params: dict[str, str], target: Target, user: User
+) -> None:
+    """Record a consent decision: who, for which application, scope and redirect host."""
     audit(
-        "consent.remembered",
+        event,
         application_id=grant.request.client.app.id,
         user_id=user.id,
         scope=grant.request.scope or "",
@@ -263,7 +263,6 @@ def answer_silently(grant: Any, params: dict[str, str], target: Target, user: Us
         pkce=bool(params["code_challenge"]),
         ip=request.remote_addr,
     )
-    return response
 
 
 def with_issuer(response: Response) -> Response:

@@ -32,7 +32,7 @@ from auth_server.forms import (
     valid_with_password,
 )
 from auth_server.mail import Mailer
-from auth_server.ownership import take_over
+from auth_server.ownership import take_over_with_password
 from auth_server.revocation import revoke_all
 from auth_server.throttles import login_throttle
 from auth_server.views.described import Described, pages
@@ -149,20 +149,9 @@ def reset_password(token: str) -> Response:
             return page("reset.html", form=form, token=token)
         if not valid_with_password(form, form.password, email=user.email, name=user.name):
             return page("reset.html", 400, form=form, token=token)
-        user.password_hash = svc.hasher.hash(form.password.data or "")
-        user_id = user.id
         # The link came by email: following it proves the address, as a confirmation link
         # does, and ends whatever anyone got from the account before (ownership.take_over).
-        rows, unlinked = take_over(db, svc.stores.tokens, user)
-        db.commit()
-    svc.stores.tokens.tombstone(rows)
-    audit(
-        "password.reset",
-        user_id=user_id,
-        tokens_expired=len(rows),
-        social_unlinked=unlinked,
-        ip=request.remote_addr,
-    )
+        take_over_with_password(db, user, form.password.data or "", "password.reset")
     end_session()
     flash("Your password has been changed. Sign in with the new password.")
     return redirect(url_for("session.sign_in"))

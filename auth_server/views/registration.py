@@ -9,7 +9,7 @@ from auth_server.context import services
 from auth_server.oauth import SlowDownError
 from auth_server.registration import OFF, REGISTER_PATH, RegistrationOff
 from auth_server.server import authorization_server
-from auth_server.throttles import registration_throttle
+from auth_server.throttles import CLIENT_REGISTRATION, throttle
 from auth_server.views.described import OAUTH_ERRORS, Described
 from common.openapi.parts import INT, STR, STRINGS, Op, Schema, json_response, obj, op, ref
 
@@ -22,7 +22,7 @@ def _offered() -> None:
 def register() -> Response:
     """RFC 7591: register a client; 201 with its credentials and registration access token."""
     _offered()
-    wait = registration_throttle().hit(request.remote_addr or "")
+    wait = throttle(CLIENT_REGISTRATION).hit(request.remote_addr or "")
     if wait is not None:
         raise SlowDownError(wait)
     response: Response = authorization_server().create_endpoint_response("client_registration")

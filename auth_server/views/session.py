@@ -25,7 +25,7 @@ from auth_server.devices import remember_device, trusted_device
 from auth_server.forms import ButtonForm, SignInForm, SignUpForm
 from auth_server.inputs import is_clean
 from auth_server.ownership import mail_confirms, password_may_sign_in
-from auth_server.throttles import login_throttle, sign_up_throttle
+from auth_server.throttles import SIGN_UP, login_throttle, throttle
 from auth_server.views.described import Described, pages
 from auth_server.views.verify import send_sign_up_note, send_verification
 from auth_server.web import (
@@ -92,14 +92,14 @@ def sign_in() -> Response:
         ip = request.remote_addr or ""
         # Counted before any hashing (argon2 is the expensive part of a guess), in the budgets
         # the credentials and password grants share, or in this browser's own (device cookie).
-        throttle = login_throttle()
-        attempt = throttle.attempt(ip=ip, account=email, device=trusted_device(email))
+        logins = login_throttle()
+        attempt = logins.attempt(ip=ip, account=email, device=trusted_device(email))
         if attempt.wait is not None:
             audit("sign_in.throttled", ip=ip, retry_after=attempt.wait)
             throttled = page("sign_in.html", 429, form=form, form_error=TOO_MANY, asking=asking)
             throttled.headers["Retry-After"] = str(attempt.wait)
             return throttled
-        with throttle.unless_unchecked(attempt):
+        with logins.unless_unchecked(attempt):
             user = find_user_by_email(db, email)
         stored = user.password_hash if user is not None and user.password_hash else None
         ok = verify_password(svc.hasher, stored or _dummy_hash(svc.hasher), password)
@@ -122,7 +122,7 @@ def sign_in() -> Response:
                 ip=ip,
             )
             return page("sign_in.html", 400, form=form, form_error=BAD_CREDENTIALS, asking=asking)
-        throttle.forgive(attempt)
+        logins.forgive(attempt)
         if svc.hasher.check_needs_rehash(stored):
             # Cost parameters were raised since this hash was made: upgrade it now.
             user.password_hash = svc.hasher.hash(password)
@@ -157,7 +157,7 @@ def sign_up() -> Response:
         if not form.validate():
             return page("sign_up.html", 400, form=form)
         ip = request.remote_addr or ""
-        wait = sign_up_throttle().hit(ip=ip)
+        wait = throttle(SIGN_UP).hit(ip)
         if wait is not None:
             audit("sign_up.throttled", ip=ip, retry_after=wait)
             throttled = page("sign_up.html", 429, form=form, form_error=TOO_MANY_SIGN_UPS)

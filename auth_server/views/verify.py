@@ -29,7 +29,7 @@ from auth_server.audit import audit
 from auth_server.context import services
 from auth_server.forms import ConfirmEmailForm, valid_with_password
 from auth_server.mail import Mailer
-from auth_server.ownership import mail_confirms, take_over
+from auth_server.ownership import mail_confirms, take_over_with_password
 from auth_server.views.described import Described, pages
 from auth_server.web import (
     DEFAULT_NEXT,
@@ -164,19 +164,8 @@ def verify_email() -> Response:
             db.rollback()
             return error_page(400, EXPIRED_TITLE, EXPIRED_MESSAGE)
         db.refresh(user, ["email_verified_at"])
-        user.password_hash = svc.hasher.hash(form.password.data or "")
-        rows, unlinked = take_over(db, svc.stores.tokens, user)
-        db.commit()
-        svc.stores.tokens.tombstone(rows)
+        take_over_with_password(db, user, form.password.data or "", "email.verified")
         start_session(user)
-        user_id = user.id
-    audit(
-        "email.verified",
-        user_id=user_id,
-        tokens_expired=len(rows),
-        social_unlinked=unlinked,
-        ip=request.remote_addr,
-    )
     flash("Your email address is confirmed and your password is set.")
     return redirect(next_path or DEFAULT_NEXT)
 

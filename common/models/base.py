@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, MetaData, String, TypeDecorator
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, MetaData, String, TypeDecorator, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -69,9 +69,9 @@ class Base(DeclarativeBase):
     type_annotation_map: dict[Any, Any] = {datetime: UTCDateTime()}
 
 
-def IdColumn() -> Mapped[str]:  # noqa: N802 - reads as a column type
+def IdColumn(sort_order: int = 0) -> Mapped[str]:  # noqa: N802 - reads as a column type
     """Return a 24-hex primary key column with a generated default."""
-    return mapped_column(String(24), primary_key=True, default=new_id)
+    return mapped_column(String(24), primary_key=True, default=new_id, sort_order=sort_order)
 
 
 def FK(  # noqa: N802 - reads as a column type
@@ -97,6 +97,24 @@ class Timestamps:
 
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class SlugNamed:
+    """The first columns of a catalog document reached by a slug: its id, slug and name."""
+
+    # Ordered before the class's own columns, as they were when each class declared them.
+    id: Mapped[str] = IdColumn(sort_order=-1)
+    slug: Mapped[str] = mapped_column(String(160), unique=True, sort_order=-1)
+    name: Mapped[str] = mapped_column(String(300), sort_order=-1)
+
+
+def page_orders(table: str) -> tuple[Index, Index]:
+    """Return the indexes of a table's pages' orders (migration 0014): name A-Z and recently
+    added, each then id."""
+    return (
+        Index(f"ix_{table}_page_name", text("lower(name)"), "id"),
+        Index(f"ix_{table}_page_recent", "created_at", "id"),
+    )
 
 
 class ImageFields:

@@ -8,18 +8,23 @@ from typing import Any
 from sqlalchemy import Boolean, Float, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from common.models.base import FK, Base, IdColumn, ImageFields, JSONType, Timestamps
+from common.models.base import (
+    FK,
+    Base,
+    IdColumn,
+    ImageFields,
+    JSONType,
+    SlugNamed,
+    Timestamps,
+    page_orders,
+)
 
 
 class Partner(Timestamps, Base):
     """A gallery, institution or other organisation that shows and holds artworks."""
 
     __tablename__ = "partners"
-    # The pages' orders (migration 0014): name A-Z and recently added, each then id.
-    __table_args__ = (
-        Index("ix_partners_page_name", text("lower(name)"), "id"),
-        Index("ix_partners_page_recent", "created_at", "id"),
-    )
+    __table_args__ = page_orders("partners")
     id: Mapped[str] = IdColumn()
     slug: Mapped[str] = mapped_column(String(120), unique=True)
     type: Mapped[str] = mapped_column(String(40), default="Gallery")
@@ -213,18 +218,11 @@ class Edition(Timestamps, Base):
     sold: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
-class Gene(Timestamps, ImageFields, Base):
+class Gene(SlugNamed, Timestamps, ImageFields, Base):
     """A gene: a characteristic (movement, subject, medium, ...) of artists and artworks."""
 
     __tablename__ = "genes"
-    # The pages' orders (migration 0014): name A-Z and recently added, each then id.
-    __table_args__ = (
-        Index("ix_genes_page_name", text("lower(name)"), "id"),
-        Index("ix_genes_page_recent", "created_at", "id"),
-    )
-    id: Mapped[str] = IdColumn()
-    slug: Mapped[str] = mapped_column(String(160), unique=True)
-    name: Mapped[str] = mapped_column(String(300))
+    __table_args__ = page_orders("genes")
     display_name: Mapped[str | None] = mapped_column(String(300))
     description: Mapped[str] = mapped_column(Text, default="")
     family: Mapped[str | None] = mapped_column(String(60))

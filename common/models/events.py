@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, Index, Integer, String, Text, text
+from sqlalchemy import Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from common.models.base import FK, Base, IdColumn, ImageFields, Timestamps
+from common.models.base import FK, Base, IdColumn, ImageFields, SlugNamed, Timestamps, page_orders
 
 
-class Fair(Timestamps, ImageFields, Base):
+class Fair(SlugNamed, Timestamps, ImageFields, Base):
     """An art fair: a set of partner booths (shows) between two dates."""
 
     __tablename__ = "fairs"
-    id: Mapped[str] = IdColumn()
-    slug: Mapped[str] = mapped_column(String(160), unique=True)
-    name: Mapped[str] = mapped_column(String(300))
     about: Mapped[str] = mapped_column(Text, default="")
     tagline: Mapped[str] = mapped_column(String(300), default="")
     city: Mapped[str | None] = mapped_column(String(200))
@@ -24,18 +21,11 @@ class Fair(Timestamps, ImageFields, Base):
     end_at: Mapped[datetime | None] = mapped_column(index=True)
 
 
-class Show(Timestamps, ImageFields, Base):
+class Show(SlugNamed, Timestamps, ImageFields, Base):
     """A show (exhibition) at a partner, possibly a booth at a fair."""
 
     __tablename__ = "shows"
-    # The pages' orders (migration 0014): name A-Z and recently added, each then id.
-    __table_args__ = (
-        Index("ix_shows_page_name", text("lower(name)"), "id"),
-        Index("ix_shows_page_recent", "created_at", "id"),
-    )
-    id: Mapped[str] = IdColumn()
-    slug: Mapped[str] = mapped_column(String(160), unique=True)
-    name: Mapped[str] = mapped_column(String(300))
+    __table_args__ = page_orders("shows")
     sortable_name: Mapped[str] = mapped_column(String(300), default="")
     description: Mapped[str] = mapped_column(Text, default="")
     press_release: Mapped[str | None] = mapped_column(Text)
@@ -59,13 +49,10 @@ class ShowArtwork(Base):
     position: Mapped[int] = mapped_column(Integer, default=0)
 
 
-class Sale(Timestamps, ImageFields, Base):
+class Sale(SlugNamed, Timestamps, ImageFields, Base):
     """A sale: an auction or a fixed-price sale of artworks."""
 
     __tablename__ = "sales"
-    id: Mapped[str] = IdColumn()
-    slug: Mapped[str] = mapped_column(String(160), unique=True)
-    name: Mapped[str] = mapped_column(String(300))
     description: Mapped[str] = mapped_column(Text, default="")
     auction_state: Mapped[str | None] = mapped_column(String(20))
     is_preliminary: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -11,7 +11,7 @@ from common.api.keyset import PageResult
 from common.api.paging import PageParams
 from common.settings import ResourceSettings
 from common.stores import Stores
-from resource_server.doccache import PAGE_BYTES, DocumentCache
+from resource_server.doccache import PAGE_BYTES
 from resource_server.params import Param, require
 from resource_server.queries import artworks as q
 from resource_server.queries import collections as collected
@@ -68,12 +68,7 @@ class Artworks(ArtworkDocument, CatalogList):
 
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
-        self.cache = DocumentCache(
-            settings.document_cache_size,
-            kinds=("artworks", "editions"),
-            max_bytes=PAGE_BYTES,
-            settle=stores.replica_settle,
-        )
+        self.cache = self.document_cache("artworks", "editions", max_bytes=PAGE_BYTES)
 
     def cacheable(self, call: Call, page: PageParams) -> bool:
         """Every page but a collection's, and but a sample (random) or a similar set."""
@@ -127,11 +122,7 @@ class ArtworkItem(ArtworkDocument, CatalogItem):
 
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
-        self.cache = DocumentCache(
-            settings.document_cache_size,
-            kinds=("artworks", "editions"),
-            settle=stores.replica_settle,
-        )
+        self.cache = self.document_cache("artworks", "editions")
 
     def find(self, session: Session, key: str, call: Call) -> tuple[Any, bool]:
         """Find by id or slug, with the editions (one statement: see ``related``)."""

@@ -10,6 +10,7 @@ from common.api.paging import PageParams, parse_page_params
 from common.hal import Urls
 from common.settings import ResourceSettings
 from common.stores import Stores
+from resource_server.doccache import DocumentCache
 
 
 class Resource:
@@ -26,6 +27,16 @@ class Resource:
         # HEAD answers like GET without a body (falcon drops the body of HEAD responses).
         if hasattr(cls, "on_get") and "on_head" not in cls.__dict__:
             cls.on_head = cls.on_get  # type: ignore[attr-defined]
+
+    def document_cache(self, *kinds: str, max_bytes: int | None = None) -> DocumentCache:
+        """Return a cache of this resource's rendered documents, filed under the versions of
+        ``kinds`` (``resource_server.doccache``), as large as the settings say."""
+        return DocumentCache(
+            self.settings.document_cache_size,
+            kinds=kinds,
+            max_bytes=max_bytes,
+            settle=self.stores.replica_settle,
+        )
 
     def urls(self, req: falcon.Request) -> Urls:
         """Return the URL builder for this request."""

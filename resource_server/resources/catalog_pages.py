@@ -152,6 +152,14 @@ class Responder(Resource):
         return document
 
 
+class ApiLinked(Responder):
+    """A type whose ``document`` links to the API only: it is called with the row and the URLs."""
+
+    def render(self, row: Any, call: Call) -> dict[str, Any]:
+        """Render one row with the type's ``document``."""
+        return self.type_document()(row, call.urls)
+
+
 class Scheduled(Responder):
     """A type of dated events (shows, fairs), whose status is computed at the request's clock:
     its filters read the clock, and its ``document`` is called with it."""

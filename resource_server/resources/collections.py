@@ -15,7 +15,7 @@ from resource_server.fields import FieldErrors, query_ids, request_fields
 from resource_server.params import Param, parse_filters
 from resource_server.queries import collections as q
 from resource_server.representations.collections import collection
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.catalog_pages import ApiLinked, Call, CatalogItem, CatalogList
 from resource_server.resources.listing import caller_of
 from resource_server.routes import CollectionRoute
 
@@ -46,14 +46,10 @@ def parse_changes(
     )
 
 
-class CollectionDocument(Responder):
+class CollectionDocument(ApiLinked):
     """A collection's document."""
 
-    route, model = ROUTE, "Collection"
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one collection."""
-        return collection(row, call.urls)
+    route, model, document = ROUTE, "Collection", collection
 
 
 class Collections(CollectionDocument, CatalogList):

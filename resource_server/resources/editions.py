@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from resource_server.params import Param, parse_filters, require
 from resource_server.queries import editions as q
 from resource_server.representations.editions import edition
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.catalog_pages import ApiLinked, Call, CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -23,15 +23,11 @@ ROUTE = CollectionRoute(
 )
 
 
-class EditionDocument(Responder):
+class EditionDocument(ApiLinked):
     """What the editions list and item share: the type and its rendering."""
 
-    route, model, listing = ROUTE, "Edition", q.EDITIONS
+    route, model, listing, document = ROUTE, "Edition", q.EDITIONS, edition
     replica_reads = True
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one."""
-        return edition(row, call.urls)
 
 
 class Editions(EditionDocument, CatalogList):

@@ -11,7 +11,7 @@ from common.api.errors import ParamError
 from resource_server.params import Param
 from resource_server.queries import images as q
 from resource_server.representations.images import image
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.catalog_pages import ApiLinked, Call, CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 
 # Which images a list shows: one of these is required (both: the images in both).
@@ -47,15 +47,11 @@ def require_owner(filters: dict[str, Any]) -> None:
         )
 
 
-class ImageDocument(Responder):
+class ImageDocument(ApiLinked):
     """What the images list and item share: the type and its rendering."""
 
-    route, model, listing = ROUTE, "Image", q.IMAGES
+    route, model, listing, document = ROUTE, "Image", q.IMAGES, image
     replica_reads = True
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one."""
-        return image(row, call.urls)
 
 
 class Images(ImageDocument, CatalogList):

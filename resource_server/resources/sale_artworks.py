@@ -10,7 +10,7 @@ from resource_server.params import Param
 from resource_server.queries import sale_artworks as q
 from resource_server.queries.access import is_admin
 from resource_server.representations.sale_artworks import sale_artwork
-from resource_server.resources.catalog_pages import Call, CatalogItem, CatalogList, Responder
+from resource_server.resources.catalog_pages import ApiLinked, Call, CatalogItem, CatalogList
 from resource_server.routes import CollectionRoute
 
 ROUTE = CollectionRoute(
@@ -21,10 +21,10 @@ ROUTE = CollectionRoute(
 )
 
 
-class SaleArtworkDocument(Responder):
+class SaleArtworkDocument(ApiLinked):
     """A lot's document; lots of unpublished sales are seen by Admins only."""
 
-    route, model, listing = ROUTE, "Sale Artwork", q.SALE_ARTWORKS
+    route, model, listing, document = ROUTE, "Sale Artwork", q.SALE_ARTWORKS, sale_artwork
 
     def enter(self, session: Session, call: Call) -> None:
         """Read whether the caller is an Admin."""
@@ -33,10 +33,6 @@ class SaleArtworkDocument(Responder):
     def context(self, call: Call) -> dict[str, Any]:
         """Return whether the caller sees the lots of unpublished sales."""
         return {"admin": call.admin}
-
-    def render(self, row: Any, call: Call) -> dict[str, Any]:
-        """Render one lot."""
-        return sale_artwork(row, call.urls)
 
 
 class SaleArtworks(SaleArtworkDocument, CatalogList):

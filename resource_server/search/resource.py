@@ -19,7 +19,7 @@ from common.search.text import MAX_QUERY_CHARS
 from common.settings import ResourceSettings
 from common.stores import Stores
 from common.visibility import visible_artwork
-from resource_server.doccache import PAGE_BYTES, DocumentCache
+from resource_server.doccache import PAGE_BYTES
 from resource_server.params import Param
 from resource_server.representations.values import document_bytes
 from resource_server.resources.base import Resource, redirect
@@ -147,12 +147,7 @@ class Search(Resource):
 
     def __init__(self, stores: Stores, settings: ResourceSettings) -> None:
         super().__init__(stores, settings)
-        self.cache = DocumentCache(
-            settings.document_cache_size,
-            kinds=("search", "artworks"),
-            max_bytes=PAGE_BYTES,
-            settle=stores.replica_settle,
-        )
+        self.cache = self.document_cache("search", "artworks", max_bytes=PAGE_BYTES)
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         """Answer one page of results, or 302 to the corrected query when nothing matches."""

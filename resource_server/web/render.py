@@ -11,6 +11,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from common.hal import Urls, encode_query
+from common.site import TEMPLATES
 from resource_server.web.browse import is_blank_title
 
 HERE = Path(__file__).resolve().parent
@@ -18,7 +19,7 @@ HTML = "text/html; charset=utf-8"
 
 # Autoescape everything: catalog data comes from museums' files and from users.
 ENV = Environment(
-    loader=FileSystemLoader(HERE / "templates"),
+    loader=FileSystemLoader([HERE / "templates", TEMPLATES]),
     autoescape=select_autoescape(default=True, default_for_string=True),
     trim_blocks=True,
     lstrip_blocks=True,
