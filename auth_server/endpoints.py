@@ -20,6 +20,7 @@ from auth_server.clients import OAuthClient
 from auth_server.context import issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER
+from auth_server.refresh import GRANT_TYPE as REFRESH_GRANT
 from auth_server.refresh import LiveRefresh, live_refresh, revoke_presented
 from common.ids import utcnow
 from common.models import Token
@@ -27,9 +28,10 @@ from common.tokens import digest
 
 
 class StoredToken(TokenMixin):
-    """A token row, as Authlib's endpoints read it."""
+    """A token row (or a live refresh token, for introspection), as Authlib's endpoints read
+    it."""
 
-    def __init__(self, row: Token) -> None:
+    def __init__(self, row: Token | LiveRefresh) -> None:
         self.row = row
         self.client_id = ""  # the owning client's id, once a permission check found it
 
@@ -52,34 +54,6 @@ class StoredToken(TokenMixin):
     def is_revoked(self) -> bool:
         """Tell whether the token was expired early (revoked, signed out, replayed)."""
         return self.row.expired_at is not None
-
-
-class StoredRefresh(TokenMixin):
-    """A live refresh token, as introspection reads it."""
-
-    def __init__(self, live: LiveRefresh) -> None:
-        self.live = live
-        self.client_id = ""
-
-    def check_client(self, client: OAuthClient) -> bool:
-        """Tell whether the token was issued to ``client``."""
-        return self.live.application_id == client.app.id
-
-    def get_scope(self) -> str:
-        """Return its family's scope."""
-        return self.live.scope
-
-    def get_expires_in(self) -> int:
-        """Return the seconds left."""
-        return max(0, int((self.live.expires_at - utcnow()).total_seconds()))
-
-    def is_expired(self) -> bool:
-        """Found live: not expired."""
-        return False
-
-    def is_revoked(self) -> bool:
-        """Found live: neither rotated nor revoked."""
-        return False
 
 
 def find_token(value: str) -> StoredToken | None:
@@ -143,6 +117,8 @@ class Revocation(RevocationEndpoint):
                     session, store.tokens, token.value, application_id=token.application_id
                 )
             return
+        if not isinstance(token.row, Token):
+            return  # revocation looks up access tokens only (a refresh token is a handle)
         with store.sessions() as session, session.begin():
             rows = store.tokens.expire_where(session, Token.id == token.row.id)
         store.tokens.tombstone(rows)
@@ -165,9 +141,7 @@ class Introspection(IntrospectionEndpoint):
         """Require the token parameter."""
         check_token_param(request)
 
-    def query_token(
-        self, token_string: str, token_type_hint: str | None
-    ) -> StoredToken | StoredRefresh | None:
+    def query_token(self, token_string: str, token_type_hint: str | None) -> StoredToken | None:
         """Find the access token by its digest, else the live refresh token (whatever the hint
         says: it is only a hint, RFC 7662 2.1)."""
         found = find_token(token_string)
@@ -175,42 +149,31 @@ class Introspection(IntrospectionEndpoint):
             return found
         with services().stores.reads() as session:
             live = live_refresh(session, token_string)
-        return StoredRefresh(live) if live is not None else None
+        return StoredToken(live) if live is not None else None
 
-    def check_permission(
-        self, token: StoredToken | StoredRefresh, client: OAuthClient, request: Any
-    ) -> bool:
+    def check_permission(self, token: StoredToken, client: OAuthClient, request: Any) -> bool:
         """Let a client introspect only its own tokens."""
         if not token.check_client(client):
             return False
         token.client_id = client.get_client_id()
         return True
 
-    def introspect_token(self, token: StoredToken | StoredRefresh) -> dict[str, Any]:
+    def introspect_token(self, token: StoredToken) -> dict[str, Any]:
         """Describe a live token (a refresh token with ``token_use``, as ORY Hydra does: RFC
         7662's ``token_type`` names access token types only)."""
-        if isinstance(token, StoredRefresh):
-            live = token.live
-            return {
-                "active": True,
-                "scope": live.scope,
-                "client_id": token.client_id,
-                "token_use": "refresh_token",
-                "exp": int(live.expires_at.timestamp()),
-                "iat": int(live.created_at.timestamp()),
-                "iss": issuer(),
-                "sub": live.user_id,
-            }
         row = token.row
         body: dict[str, Any] = {
             "active": True,
             "scope": row.scope,
             "client_id": token.client_id,
-            "token_type": BEARER,
             "exp": int(row.expires_at.timestamp()),
             "iat": int(row.created_at.timestamp()),
             "iss": issuer(),
         }
+        if isinstance(row, LiveRefresh):
+            body["token_use"] = REFRESH_GRANT  # "refresh_token"
+        else:
+            body["token_type"] = BEARER
         if row.user_id:
             body["sub"] = row.user_id
         return body

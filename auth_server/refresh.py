@@ -445,6 +445,7 @@ class LiveRefresh:
     scope: str
     created_at: datetime
     expires_at: datetime
+    expired_at: None = None  # found live: never expired early (as a token row says it)
 
 
 def live_refresh(db: Session, value: str) -> LiveRefresh | None:
@@ -452,13 +453,7 @@ def live_refresh(db: Session, value: str) -> LiveRefresh | None:
     nor expired, its family live), else None."""
     now = utcnow()
     found = db.execute(
-        select(
-            RefreshToken.application_id,
-            RefreshFamily.user_id,
-            RefreshFamily.scope,
-            RefreshToken.created_at,
-            RefreshToken.expires_at,
-        )
+        select(RefreshToken, RefreshFamily.user_id, RefreshFamily.scope)
         .join(RefreshFamily, RefreshToken.family_id == RefreshFamily.id)
         .where(
             RefreshToken.digest == digest(value),
@@ -468,7 +463,10 @@ def live_refresh(db: Session, value: str) -> LiveRefresh | None:
             RefreshFamily.revoked_at.is_(None),
         )
     ).first()
-    return LiveRefresh(*found) if found is not None else None
+    if found is None:
+        return None
+    token, user_id, scope = found
+    return LiveRefresh(token.application_id, user_id, scope, token.created_at, token.expires_at)
 
 
 def revoke_presented(
