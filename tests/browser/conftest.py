@@ -6,6 +6,7 @@ with the reason, when the ``chromium`` executable or the ``playwright`` package 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import threading
 from collections.abc import Iterator
@@ -93,7 +94,8 @@ def _site_server() -> Iterator[tuple[ThreadingHTTPServer, Site]]:
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(data)  # a browser that navigated on hangs up first
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
