@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -23,11 +24,17 @@ from redis import Redis
 from sqlalchemy import Engine, create_engine, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from auth_server.app import create_app as create_auth
 from common.catalog_version import bump_catalog_version
 from common.db import make_engine, make_sessionmaker, upgrade
 from common.redis_store import connect_redis
-from common.settings import Settings
+from common.serve import PathDispatcher
+from common.settings import AuthSettings, ResourceSettings, Settings
+from common.stores import Stores
+from resource_server.app import create_app as create_resource
 from tests import db_state
+from tests.constants import CHEAP_ARGON2, SAMPLE_DATA
+from tests.servers import LiveServer, checked, start_server
 
 # Fixtures shared by modules of several folders (their helpers are imported from the same modules).
 pytest_plugins = [
@@ -35,12 +42,6 @@ pytest_plugins = [
     "tests.functional.mail_support",
     "tests.functional.oauth_support",
 ]
-
-# Small CC0 slices of the museums' data in their own formats (tests/data/*/README.md).
-SAMPLE_DATA = Path(__file__).resolve().parent / "data"
-
-# Cheap argon2 parameters: tests hash many passwords.
-CHEAP_ARGON2 = {"argon2_time_cost": 1, "argon2_memory_cost": 1024, "argon2_parallelism": 1}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -142,3 +143,52 @@ def clean_db(engine: Engine, redis_client: Redis, base_settings: Settings) -> En
 def sample_dir() -> Path:
     """Return tests/data: Tate and CMoA slices laid out as the museums' repositories."""
     return SAMPLE_DATA
+
+
+# -- the services' settings and stores, and both over real HTTP (functional and browser tests) --
+
+
+def _fields(settings: Settings) -> dict[str, Any]:
+    return {f: getattr(settings, f) for f in settings.__dataclass_fields__}
+
+
+@pytest.fixture(scope="session")
+def auth_settings(base_settings: Settings) -> AuthSettings:
+    """Settings of the auth server under test: the device flow's per-address limits high
+    (every test asks from 127.0.0.1; its throttle tests run servers of their own), and no
+    background storage cleanup (it would delete rows under other tests; test_storage_cleanup
+    runs its own)."""
+    return AuthSettings(
+        **_fields(base_settings),
+        device_authorizations_per_ip="10000/minute",
+        device_code_failures_per_ip="10000/hour",
+        cleanup_interval=0,
+    )
+
+
+@pytest.fixture(scope="session")
+def resource_settings(base_settings: Settings) -> ResourceSettings:
+    """Settings of the resource server under test (high default rate limits: tests are fast;
+    the rate-limit tests set a per-application override, the page-limit test its own server)."""
+    return ResourceSettings(
+        **_fields(base_settings), rate_limit="10000/second", page_rate_limit="10000/second"
+    )
+
+
+@pytest.fixture(scope="session")
+def stores(base_settings: Settings, engine: Engine, redis_client: Redis) -> Stores:
+    """The stores shared by the servers under test."""
+    return Stores.connect(base_settings, engine=engine, redis=redis_client)
+
+
+@pytest.fixture(scope="session")
+def http_combined_server(
+    auth_settings: AuthSettings, resource_settings: ResourceSettings, stores: Stores
+) -> Iterator[LiveServer]:
+    """Both services behind the path dispatcher on one port, over real HTTP."""
+    app = PathDispatcher(
+        create_auth(auth_settings, stores), create_resource(resource_settings, stores)
+    )
+    live = checked(start_server(app))
+    yield live
+    live.stop()

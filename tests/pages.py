@@ -17,7 +17,7 @@ from waitress.channel import HTTPChannel
 
 from common.settings import Settings
 from tests import factories
-from tests.functional.conftest import LiveServer, start_server
+from tests.servers import LiveServer, start_server
 
 PASSWORD = "Correct horse 42"
 SECURITY_HEADERS = {

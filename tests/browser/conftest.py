@@ -10,7 +10,6 @@ import contextlib
 import shutil
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -18,14 +17,8 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import Settings
-from tests.functional.conftest import (  # noqa: F401 - fixtures shared with the functional tests
-    LiveServer,
-    auth_settings,
-    http_combined_server,
-    resource_settings,
-    stores,
-)
 from tests.pages import Account, make_account
+from tests.servers import LiveServer, Site
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
@@ -66,19 +59,6 @@ def page(browser: Any) -> Iterator[Any]:
     pg = context.new_page()
     yield pg
     context.close()
-
-
-@dataclass
-class Site:
-    """A small HTTP server on another origin: the client's redirect target and attacker pages."""
-
-    url: str
-    pages: dict[str, str] = field(default_factory=dict)
-    requests: list[str] = field(default_factory=list)
-
-    def received(self, path: str) -> list[str]:
-        """Return the request targets that started with ``path``."""
-        return [r for r in self.requests if r.startswith(path)]
 
 
 @pytest.fixture(scope="session")

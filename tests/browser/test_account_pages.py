@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.pages import Account
+from tests.servers import LiveServer
 
 
 def sign_in(page: Any, base: str, account: Account, path: str) -> None:

@@ -21,7 +21,7 @@ from artcat.loaders.demo import load_demo
 from common.models import Artist, Artwork, ArtworkArtist
 from common.settings import Settings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
+from tests.servers import LiveServer
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import requests
 
-from tests.functional.conftest import LiveServer
 from tests.functional.device_support import poll, start_device
 from tests.pages import Account
+from tests.servers import LiveServer
 
 expect = pytest.importorskip("playwright.sync_api").expect
 

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import Settings
-from tests.functional.conftest import LiveServer
 from tests.pages import make_account
+from tests.servers import LiveServer
 
 expect = pytest.importorskip("playwright.sync_api").expect
 

@@ -13,7 +13,7 @@ from artcat.loaders.demo import load_demo
 from common.models import Artwork
 from common.settings import Settings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
+from tests.servers import LiveServer
 
 EVERY_IMAGE_DECODED = (
     "() => [...document.images].length > 0 && "

@@ -10,9 +10,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import AuthorizationCode
-from tests.browser.conftest import Site
-from tests.functional.conftest import LiveServer
 from tests.pages import Account, query
+from tests.servers import LiveServer, Site
 
 expect = pytest.importorskip("playwright.sync_api").expect
 

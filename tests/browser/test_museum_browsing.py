@@ -29,10 +29,10 @@ from common.catalog_version import bump_catalog_version
 from common.models import Artwork
 from common.settings import Settings
 from common.stores import Stores
-from tests.conftest import SAMPLE_DATA
+from tests.constants import SAMPLE_DATA
 from tests.db_state import truncate_all
-from tests.functional.conftest import LiveServer
 from tests.pages import Account
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.data
 

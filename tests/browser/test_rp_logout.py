@@ -11,9 +11,8 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import Application
-from tests.browser.conftest import Site
-from tests.functional.conftest import LiveServer
 from tests.pages import Account
+from tests.servers import LiveServer, Site
 
 expect = pytest.importorskip("playwright.sync_api").expect
 

@@ -6,7 +6,7 @@ from click.testing import CliRunner, Result
 
 from artcat.cli.main import main
 from common.settings import Settings
-from tests.conftest import CHEAP_ARGON2
+from tests.constants import CHEAP_ARGON2
 
 
 def cli_env(settings: Settings, **extra: str) -> dict[str, str]:

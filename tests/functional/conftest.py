@@ -14,11 +14,8 @@ usual names.
 from __future__ import annotations
 
 import logging
-import socket
-import threading
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -31,7 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from auth_server.app import create_app as create_auth
 from common.catalog_version import bump_catalog_version
 from common.observability import METRICS_PATH
-from common.serve import PathDispatcher, Waitress, quiet_waitress_logs
+from common.serve import PathDispatcher
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
@@ -40,96 +37,12 @@ from tests.functional import log_secrets
 from tests.functional.in_process import InProcessServer, route, serve_in_process
 from tests.functional.process_support import RedisServer, private_redis
 from tests.openapi_check import check_response
+from tests.servers import CHECKED_PORTS, LiveServer, checked, start_server
 
 if TYPE_CHECKING:
     from tests.pages import Account
 
 pytestmark = pytest.mark.functional
-
-# Ports of the servers under test whose every response is checked against the OpenAPI document.
-CHECKED_PORTS: set[int] = set()
-
-
-@dataclass
-class LiveServer:
-    """A waitress server running an app in a background thread."""
-
-    url: str
-    server: Any
-    thread: threading.Thread
-    stopping: Callable[[], None]
-
-    def stop(self) -> None:
-        """Stop serving (the loop notices within a poll) and wait for the thread."""
-        self.stopping()
-        self.thread.join(timeout=10)
-        if self.thread.is_alive():
-            raise RuntimeError(f"the server at {self.url} did not stop within 10 s")
-
-
-def start_server(app: Any, *, deadline: float = 10.0, **options: Any) -> LiveServer:
-    """Start ``app`` on a free loopback port and wait (up to a deadline) until it accepts.
-
-    ``options`` are more waitress options (``common.serve.proxy_options``, say)."""
-    quiet_waitress_logs()
-    waitress = Waitress(
-        app,
-        host="127.0.0.1",
-        port=0,
-        **{"threads": 4, "clear_untrusted_proxy_headers": True, **options},
-    )
-    port = waitress.port
-    # Stopped, it drains briefly and closes.
-    thread = threading.Thread(target=waitress.serve, args=(2.0,), daemon=True)
-    thread.start()
-    end = time.monotonic() + deadline
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            if time.monotonic() > end:
-                raise RuntimeError(f"server on port {port} did not start in {deadline}s") from None
-            time.sleep(0.02)
-    return LiveServer(f"http://127.0.0.1:{port}", waitress.server, thread, waitress.stop)
-
-
-def _fields(settings: Settings) -> dict[str, Any]:
-    return {f: getattr(settings, f) for f in settings.__dataclass_fields__}
-
-
-@pytest.fixture(scope="session")
-def auth_settings(base_settings: Settings) -> AuthSettings:
-    """Settings of the auth server under test: the device flow's per-address limits high
-    (every test asks from 127.0.0.1; its throttle tests run servers of their own), and no
-    background storage cleanup (it would delete rows under other tests; test_storage_cleanup
-    runs its own)."""
-    return AuthSettings(
-        **_fields(base_settings),
-        device_authorizations_per_ip="10000/minute",
-        device_code_failures_per_ip="10000/hour",
-        cleanup_interval=0,
-    )
-
-
-@pytest.fixture(scope="session")
-def resource_settings(base_settings: Settings) -> ResourceSettings:
-    """Settings of the resource server under test (high default rate limits: tests are fast;
-    the rate-limit tests set a per-application override, the page-limit test its own server)."""
-    return ResourceSettings(
-        **_fields(base_settings), rate_limit="10000/second", page_rate_limit="10000/second"
-    )
-
-
-@pytest.fixture(scope="session")
-def stores(base_settings: Settings, engine: Engine, redis_client: Redis) -> Stores:
-    """The stores shared by the servers under test."""
-    return Stores.connect(base_settings, engine=engine, redis=redis_client)
-
-
-def _checked(live: LiveServer) -> LiveServer:
-    CHECKED_PORTS.add(int(live.server.effective_port))
-    return live
 
 
 def _checked_in_process(app: Any) -> InProcessServer:
@@ -180,7 +93,7 @@ def combined_server(
 @pytest.fixture(scope="session")
 def http_auth_server(auth_settings: AuthSettings, stores: Stores) -> Iterator[LiveServer]:
     """The auth server alone, over real HTTP."""
-    live = _checked(start_server(create_auth(auth_settings, stores)))
+    live = checked(start_server(create_auth(auth_settings, stores)))
     yield live
     live.stop()
 
@@ -190,20 +103,7 @@ def http_resource_server(
     resource_settings: ResourceSettings, stores: Stores
 ) -> Iterator[LiveServer]:
     """The resource server alone, over real HTTP."""
-    live = _checked(start_server(create_resource(resource_settings, stores)))
-    yield live
-    live.stop()
-
-
-@pytest.fixture(scope="session")
-def http_combined_server(
-    auth_settings: AuthSettings, resource_settings: ResourceSettings, stores: Stores
-) -> Iterator[LiveServer]:
-    """Both services behind the path dispatcher on one port, over real HTTP."""
-    app = PathDispatcher(
-        create_auth(auth_settings, stores), create_resource(resource_settings, stores)
-    )
-    live = _checked(start_server(app))
+    live = checked(start_server(create_resource(resource_settings, stores)))
     yield live
     live.stop()
 
@@ -220,13 +120,6 @@ def app_credentials(
         owner = factories.user(s, base_settings)
         new = factories.application(s, owner)
         return {"client_id": new.application.client_id, "client_secret": new.client_secret}
-
-
-def forget_sign_in_throttle(redis: Redis, prefix: str) -> None:
-    """Forget the sign-in attempts counted under ``prefix`` (tests that sign in with wrong
-    passwords again and again would leave later tests throttled: the servers share Redis)."""
-    for key in redis.scan_iter(f"{prefix}:limits*", count=1000):
-        redis.delete(key)
 
 
 @pytest.fixture(scope="module")

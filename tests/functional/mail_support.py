@@ -18,9 +18,9 @@ from aiosmtpd.controller import Controller
 from auth_server.app import create_app
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.process_support import free_port
 from tests.pages import serving
+from tests.servers import LiveServer
 
 SENDER = "catalog@example.org"
 

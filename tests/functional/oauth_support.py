@@ -26,8 +26,8 @@ from common.models import Application, User
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests import factories
-from tests.functional.conftest import LiveServer, start_server
 from tests.functional.in_process import InProcessServer, in_process, serve_in_process
+from tests.servers import LiveServer, start_server
 
 FB_APP_ID = "fb-app-1"
 FB_APP_SECRET = "fb-app-secret"

@@ -30,7 +30,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from common.settings import AuthSettings, ResourceSettings, Settings
-from tests.conftest import CHEAP_ARGON2
+from tests.constants import CHEAP_ARGON2
 from tests.functional import log_secrets
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.registration import issue_initial_token
 from tests.functional.authorize_support import HTTPS_CB, approve, authorize_url
-from tests.functional.conftest import forget_sign_in_throttle
 from tests.pages import query
+from tests.servers import forget_sign_in_throttle
 
 REGISTER = "/oauth2/register"
 LOGOUT = "/oauth2/logout"

@@ -14,8 +14,8 @@ from common.ids import utcnow
 from common.models import Application, AuthorizationCode, Token
 from common.settings import Settings
 from common.tokens import IssuedToken
-from tests.functional.conftest import LiveServer
 from tests.pages import Account, form, make_account, sign_in, text
+from tests.servers import LiveServer
 
 
 @pytest.fixture

@@ -15,13 +15,13 @@ from common.settings import AuthSettings
 from common.stores import Stores
 from tests import factories
 from tests.functional.catalog_support import counting
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     World,
     get_artists,
     make_world,
     post,
 )
+from tests.servers import LiveServer
 
 INVALID = {"type": "auth_error", "message": "The access token is invalid or has expired."}
 NOT_FOUND = {"type": "other_error", "message": "Application Not Found"}

@@ -23,8 +23,8 @@ from tests.functional.authorize_support import (
     authorize_url,
     code_count,
 )
-from tests.functional.conftest import LiveServer
 from tests.pages import SECURITY_HEADERS, Account, form, query, sign_in, text
+from tests.servers import LiveServer
 
 
 def test_sign_in_required_then_consent_names_app_owner_and_host(

@@ -17,8 +17,8 @@ from tests.functional.authorize_support import (
     assert_error_page,
     authorize_url,
 )
-from tests.functional.conftest import LiveServer
 from tests.pages import Account, make_account, query, text
+from tests.servers import LiveServer
 
 
 @pytest.mark.parametrize(

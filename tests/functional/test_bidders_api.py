@@ -13,7 +13,6 @@ from common.ids import new_id
 from common.models import Bidder
 from common.settings import Settings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.user_api_support import (
     TIMEOUT,
     add_sale,
@@ -22,6 +21,7 @@ from tests.functional.user_api_support import (
     walk,
     xapp_headers,
 )
+from tests.servers import LiveServer
 
 
 @pytest.fixture

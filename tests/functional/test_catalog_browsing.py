@@ -26,11 +26,11 @@ from common.stores import Stores
 from resource_server.queries import artists as artist_q
 from resource_server.web import browse, data
 from resource_server.web.browse import is_blank_title
-from tests.conftest import SAMPLE_DATA
+from tests.constants import SAMPLE_DATA
 from tests.db_state import truncate_all
 from tests.functional.catalog_support import counting
-from tests.functional.conftest import LiveServer
 from tests.functional.user_api_support import xapp_headers
+from tests.servers import LiveServer
 
 pytestmark = [pytest.mark.functional, pytest.mark.data]
 

@@ -21,7 +21,6 @@ from common.stores import Stores
 from common.tokens import digest
 from tests.functional.authorize_support import HTTPS_CB
 from tests.functional.cli_support import cli_env, cli_refuses, run_cli
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import auth_in_process
 from tests.functional.oidc_support import DISCOVERY, forget_cached_keys, jws_header
 from tests.functional.registration_support import (
@@ -37,6 +36,7 @@ from tests.functional.registration_support import (
     register,
 )
 from tests.pages import Account, form, query, sign_in
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

@@ -17,7 +17,6 @@ from common.settings import ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
 from tests.functional.catalog_support import race
-from tests.functional.conftest import LiveServer, start_server
 from tests.functional.user_api_support import (
     TIMEOUT,
     Caller,
@@ -30,6 +29,7 @@ from tests.functional.user_api_support import (
     walk,
     xapp_headers,
 )
+from tests.servers import LiveServer, start_server
 
 
 @pytest.fixture

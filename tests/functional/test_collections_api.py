@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.models import Collection
 from common.settings import Settings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.user_api_support import (
     TIMEOUT,
     Caller,
@@ -24,6 +23,7 @@ from tests.functional.user_api_support import (
     walk,
     xapp_headers,
 )
+from tests.servers import LiveServer
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from common.ids import utcnow
 from common.models import Application, DeviceAuthorization, Token
 from common.stores import Stores
 from tests.functional.catalog_support import counting
-from tests.functional.conftest import LiveServer
 from tests.functional.device_support import (
     DEVICE_GRANT,
     answer,
@@ -32,6 +31,7 @@ from tests.functional.device_support import (
 )
 from tests.functional.oauth_support import assert_oauth_error, get_artists
 from tests.pages import Account, form, forms, text
+from tests.servers import LiveServer
 
 USER_CODE = re.compile(r"^[BCDFGHJKMNPQRSTVWXZ]{4}-[BCDFGHJKMNPQRSTVWXZ]{4}$")
 

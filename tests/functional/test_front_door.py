@@ -8,7 +8,7 @@ import pytest
 import requests
 from swagger_ui_bundle import swagger_ui_path
 
-from tests.functional.conftest import LiveServer
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

@@ -36,7 +36,6 @@ from tests import db_state, factories
 from tests.db_state import truncate_all
 from tests.functional import log_secrets
 from tests.functional.catalog_support import demo_xapp_token, issue_user_token
-from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.hostile_corpus import (
     CATEGORIES,
     EVALUATED,
@@ -49,6 +48,7 @@ from tests.functional.hostile_corpus import (
 )
 from tests.openapi_check import _matchers, check_response, operation_for
 from tests.pages import form, make_account, sign_in
+from tests.servers import LiveServer, forget_sign_in_throttle
 
 CORPUS = corpus()
 # Tables the API writes to: their contents are compared, not only their row counts.

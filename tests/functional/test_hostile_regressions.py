@@ -24,10 +24,10 @@ from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
 from tests.functional.catalog_support import Catalog
-from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.hostile_corpus import INJECTIONS, XSS_MARKERS
 from tests.functional.user_api_support import Caller, make_caller
 from tests.pages import Account, form, forms, sign_in
+from tests.servers import LiveServer, forget_sign_in_throttle
 
 
 @pytest.fixture

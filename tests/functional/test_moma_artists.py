@@ -13,7 +13,7 @@ from artcat.loaders.cmoa import load_cmoa
 from artcat.loaders.moma import load_moma_artists
 from artcat.loaders.source import LoadError
 from artcat.loaders.tate import load_tate
-from tests.conftest import SAMPLE_DATA
+from tests.constants import SAMPLE_DATA
 from tests.db_state import truncate_all
 from tests.functional.test_artist_reconciliation import state
 

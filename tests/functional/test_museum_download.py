@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, text
 
 from artcat.cli.main import main
 from artcat.loaders.download import fetch
-from tests.conftest import SAMPLE_DATA
+from tests.constants import SAMPLE_DATA
 
 pytestmark = [pytest.mark.functional, pytest.mark.data]
 

@@ -16,7 +16,7 @@ from artcat.cli.main import main
 from artcat.loaders.cmoa import load_cmoa
 from artcat.loaders.formats import json_files
 from artcat.loaders.tate import load_tate
-from tests.conftest import SAMPLE_DATA
+from tests.constants import SAMPLE_DATA
 from tests.db_state import truncate_all
 from tests.functional.test_museum_import import TABLES, table_counts
 

@@ -19,7 +19,6 @@ from common.models import Application, AuthorizationCode, Token
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.catalog_support import race
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     REDIRECT_URI,
     World,
@@ -32,6 +31,7 @@ from tests.functional.oauth_support import (
     serve_auth,
     token_url,
 )
+from tests.servers import LiveServer
 
 
 def count_tokens(sessions: sessionmaker[Session]) -> int:

@@ -19,7 +19,6 @@ from common.models import Token, User
 from common.serve import proxy_options
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     World,
     assert_oauth_error,
@@ -28,6 +27,7 @@ from tests.functional.oauth_support import (
     post,
     serve_auth,
 )
+from tests.servers import LiveServer
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.settings import AuthSettings
 from common.stores import Stores
 from common.tokens import TOMBSTONE, digest
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     PASSWORD,
     World,
@@ -26,6 +25,7 @@ from tests.functional.oauth_support import (
     make_world,
     post,
 )
+from tests.servers import LiveServer
 
 INVALID = {"type": "auth_error", "message": "The access token is invalid or has expired."}
 

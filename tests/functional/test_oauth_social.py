@@ -17,7 +17,6 @@ from common.ids import utcnow
 from common.models import SocialIdentity, User
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     FB_APP_ID,
     StubProvider,
@@ -27,6 +26,7 @@ from tests.functional.oauth_support import (
     get_artists,
     post,
 )
+from tests.servers import LiveServer
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import Application, Token
 from common.settings import AuthSettings
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     PASSWORD,
     World,
@@ -22,6 +21,7 @@ from tests.functional.oauth_support import (
     post,
     token_url,
 )
+from tests.servers import LiveServer
 
 DAY = timedelta(days=1)
 

@@ -17,9 +17,9 @@ from common.stores import Stores
 from common.tokens import digest
 from resource_server.app import create_app as create_resource
 from tests.functional import log_secrets
-from tests.functional.conftest import LiveServer
 from tests.functional.in_process import serve_in_process
 from tests.functional.process_support import poll, xapp_token
+from tests.servers import LiveServer
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 UNKNOWN_ID = "0123456789abcdef01234567"

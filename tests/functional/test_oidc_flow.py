@@ -23,7 +23,6 @@ from common.models import Application, RefreshFamily, SigningKey, Token, User
 from common.settings import AuthSettings, Settings
 from common.stores import Stores
 from tests.functional.authorize_support import HTTPS_CB, approve, authorize_url
-from tests.functional.conftest import LiveServer
 from tests.functional.oidc_support import (
     DISCOVERY,
     ask_for,
@@ -37,6 +36,7 @@ from tests.functional.oidc_support import (
     silently,
 )
 from tests.pages import PASSWORD, Account, form, make_account, query, sign_in
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.usefixtures("fresh_keys")
 

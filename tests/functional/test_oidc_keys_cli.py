@@ -14,9 +14,9 @@ from common.models import Application
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.cli_support import cli_env, cli_refuses, run_cli
-from tests.functional.conftest import LiveServer
 from tests.functional.oidc_support import forget_cached_keys
 from tests.pages import Account
+from tests.servers import LiveServer
 
 
 def test_keys_list_and_rotate(

@@ -11,9 +11,9 @@ from openapi_spec_validator import validate
 from common.openapi import compose
 from resource_server.app import ROUTE_TABLE
 from resource_server.openapi import build_part
-from tests.functional import conftest
-from tests.functional.conftest import LiveServer
+from tests import servers
 from tests.openapi_check import check_response, document, operation_for
+from tests.servers import LiveServer
 
 
 def test_document_is_served_without_a_token(resource_server: LiveServer) -> None:
@@ -74,7 +74,7 @@ def test_every_response_of_the_servers_is_checked(resource_server: LiveServer) -
     assert requests.Session.send.__qualname__.endswith("<locals>.send")
     # The fixture compares the port of each request's URL (an int) with the set: a server's
     # own port must be there in the same type, or nothing is ever checked.
-    assert urlsplit(resource_server.url).port in conftest.CHECKED_PORTS
+    assert urlsplit(resource_server.url).port in servers.CHECKED_PORTS
 
 
 def test_a_rule_no_schema_can_state_is_in_the_parameters_description(

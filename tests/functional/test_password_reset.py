@@ -16,9 +16,9 @@ from common.ids import utcnow
 from common.models import Token
 from common.settings import AuthSettings, Settings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.mail_support import Inbox, link_in
 from tests.pages import Account, form, make_account, sign_in, text
+from tests.servers import LiveServer
 
 NEW_PASSWORD = "Water lilies 1899"
 

@@ -10,8 +10,8 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import Application
-from tests.functional.conftest import LiveServer
 from tests.functional.process_support import xapp_token
+from tests.servers import LiveServer
 
 
 @pytest.fixture

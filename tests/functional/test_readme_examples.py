@@ -21,7 +21,7 @@ from common.serve import PathDispatcher
 from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
-from tests.functional.conftest import LiveServer, start_server
+from tests.servers import LiveServer, start_server
 
 pytestmark = pytest.mark.functional
 

@@ -36,9 +36,9 @@ from resource_server.app import create_app as create_resource
 from tests.db_state import truncate_all
 from tests.functional.catalog_support import demo_xapp_token
 from tests.functional.cluster_support import ClusterNode, RedisClusterProcesses, private_cluster
-from tests.functional.conftest import LiveServer, start_server
 from tests.functional.oauth_support import World, make_world
 from tests.functional.process_support import password_token, poll
+from tests.servers import LiveServer, start_server
 
 pytestmark = pytest.mark.functional
 

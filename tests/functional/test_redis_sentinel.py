@@ -29,7 +29,6 @@ from common.stores import Stores
 from resource_server.app import create_app as create_resource
 from tests.db_state import truncate_all
 from tests.functional.catalog_support import demo_xapp_token
-from tests.functional.conftest import LiveServer, start_server
 from tests.functional.process_support import (
     RedisServer,
     free_port,
@@ -38,6 +37,7 @@ from tests.functional.process_support import (
     redis_server_binary,
     terminate,
 )
+from tests.servers import LiveServer, start_server
 
 pytestmark = pytest.mark.functional
 

@@ -24,7 +24,6 @@ from common.stores import Stores
 from common.tokens import digest
 from tests.functional.authorize_support import HTTPS_CB, approve, authorize_url
 from tests.functional.cli_support import cli_env, run_cli
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     PASSWORD,
     REDIRECT_URI,
@@ -40,6 +39,7 @@ from tests.functional.oauth_support import (
 )
 from tests.functional.oidc_support import forget_cached_keys
 from tests.pages import Account, form, post_form, query, sign_in, text
+from tests.servers import LiveServer
 
 
 @pytest.fixture

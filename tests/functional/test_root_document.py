@@ -10,8 +10,8 @@ from uritemplate import expand
 from common.models import Application
 from common.stores import Stores
 from tests.functional.catalog_support import issue_user_token
-from tests.functional.conftest import LiveServer
 from tests.pages import Account
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

@@ -56,8 +56,8 @@ from tests import factories
 from tests.db_state import truncate_all
 from tests.functional import log_secrets
 from tests.functional.catalog_support import demo_xapp_token, issue_user_token
-from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.openapi_check import document
+from tests.servers import LiveServer, forget_sign_in_throttle
 
 # Examples per run: an operation any token may call runs twice (XAPP, user); operations
 # without parameters exhaust their cases sooner (the total is asserted below). HEAD is not an

@@ -28,13 +28,13 @@ from common.stores import Stores
 from resource_server.app import create_app
 from resource_server.search import service
 from tests import factories
-from tests.conftest import SAMPLE_DATA
+from tests.constants import SAMPLE_DATA
 from tests.db_state import truncate_all
 from tests.functional.catalog_support import counting
 from tests.functional.cli_support import cli_env, run_cli
-from tests.functional.conftest import LiveServer
 from tests.functional.in_process import serve_in_process
 from tests.functional.user_api_support import make_caller, xapp_headers
+from tests.servers import LiveServer
 
 pytestmark = [pytest.mark.functional, pytest.mark.data]
 RESULT_KEYS = ["type", "title", "description", "og_type", "_links"]

@@ -20,11 +20,11 @@ from common.search.models import SearchDocument
 from common.settings import Settings
 from common.stores import Stores
 from resource_server.search import service
-from tests.conftest import SAMPLE_DATA
+from tests.constants import SAMPLE_DATA
 from tests.db_state import truncate_all
-from tests.functional.conftest import LiveServer
 from tests.functional.test_search import Museum
 from tests.functional.user_api_support import make_caller, xapp_headers
+from tests.servers import LiveServer
 
 pytestmark = [pytest.mark.functional, pytest.mark.data]
 

@@ -18,7 +18,6 @@ from auth_server.views.verify import SALT as VERIFY_SALT
 from common.models import User
 from common.settings import AuthSettings, Settings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.pages import (
     SECURITY_HEADERS,
     Account,
@@ -28,6 +27,7 @@ from tests.pages import (
     sign_in,
     text,
 )
+from tests.servers import LiveServer
 
 
 @pytest.fixture

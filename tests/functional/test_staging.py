@@ -51,7 +51,7 @@ from common.settings import Settings, normalise_database_url
 from common.tokens import TOMBSTONE, TokenStore, digest
 from resource_server.search.service import SearchRequest, search
 from tests import factories
-from tests.conftest import CHEAP_ARGON2
+from tests.constants import CHEAP_ARGON2
 
 pytestmark = pytest.mark.functional
 

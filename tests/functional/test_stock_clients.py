@@ -19,9 +19,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.models import Application
 from common.settings import Settings
 from tests.functional.authorize_support import approve
-from tests.functional.conftest import LiveServer
 from tests.functional.process_support import free_port
 from tests.pages import Account, make_account, query, sign_in
+from tests.servers import LiveServer
 
 WEB_CB = "https://client.example/callback"
 LOOPBACK = "http://127.0.0.1/cb"  # registered without a port: any port matches (RFC 8252 7.3)

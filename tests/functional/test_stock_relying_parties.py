@@ -26,10 +26,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import Settings
 from tests.functional.authorize_support import ACCOUNT_REDIRECT_URIS, HTTPS_CB, approve
-from tests.functional.conftest import LiveServer
 from tests.functional.oidc_support import SCOPE, artcat_site, ask_for
 from tests.functional.registration_support import AFTER_LOGOUT
 from tests.pages import Account, make_account, query, sign_in
+from tests.servers import LiveServer
 
 RP_DIR = Path(__file__).resolve().parents[1] / "rp"
 RP_SCRIPT = RP_DIR / "openid_client_rp.mjs"

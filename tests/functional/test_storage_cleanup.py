@@ -43,7 +43,6 @@ from common.stores import Stores
 from common.tokens import TOMBSTONE, UNKNOWN, TokenStore, digest
 from tests import factories
 from tests.functional.cli_support import cli_env, run_cli
-from tests.functional.conftest import LiveServer, start_server
 from tests.functional.process_support import (
     RedisServer,
     free_port,
@@ -51,6 +50,7 @@ from tests.functional.process_support import (
     service_env,
     xapp_token,
 )
+from tests.servers import LiveServer, start_server
 
 HOUR = 3600
 RETENTION = 2 * HOUR

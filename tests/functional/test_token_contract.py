@@ -10,9 +10,9 @@ from redis import Redis
 
 from common.stores import Stores
 from common.tokens import TOMBSTONE, UNKNOWN, digest
-from tests.functional.conftest import LiveServer
 from tests.functional.process_support import xapp_token
 from tests.functional.test_walking_skeleton import INVALID
+from tests.servers import LiveServer
 
 
 def flush(redis: Redis) -> None:

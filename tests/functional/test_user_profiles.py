@@ -15,8 +15,8 @@ from common.db import make_engine, upgrade
 from common.ids import new_id, utcnow
 from common.models import Profile, User
 from common.settings import Settings
-from tests.functional.conftest import LiveServer
 from tests.pages import PASSWORD, Account, form, make_account
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

@@ -13,7 +13,6 @@ from common.ids import new_id
 from common.models import Collection, CollectionItem, Profile, UserDetail
 from common.settings import Settings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.user_api_support import (
     TIMEOUT,
     Caller,
@@ -23,6 +22,7 @@ from tests.functional.user_api_support import (
     walk,
     xapp_headers,
 )
+from tests.servers import LiveServer
 
 
 def get(url: str, **kw: Any) -> requests.Response:

@@ -10,8 +10,8 @@ import requests
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests import factories
-from tests.functional.conftest import LiveServer
 from tests.functional.process_support import xapp_token
+from tests.servers import LiveServer
 
 INVALID = {"type": "auth_error", "message": "The access token is invalid or has expired."}
 

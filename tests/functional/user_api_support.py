@@ -17,8 +17,8 @@ from common.settings import Settings
 from common.stores import Stores
 from tests import factories
 from tests.functional.catalog_support import counting
-from tests.functional.conftest import LiveServer
 from tests.functional.in_process import InProcessServer
+from tests.servers import LiveServer
 
 _seq = itertools.count(1)
 TIMEOUT = 30

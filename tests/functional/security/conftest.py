@@ -11,8 +11,8 @@ import pytest
 
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import serve_auth
+from tests.servers import LiveServer
 
 
 @pytest.fixture(scope="session")

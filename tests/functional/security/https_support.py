@@ -17,8 +17,8 @@ from auth_server.app import create_app as create_auth
 from common.settings import AuthSettings, ResourceSettings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
-from tests.functional.conftest import CHECKED_PORTS, LiveServer
 from tests.pages import serving
+from tests.servers import CHECKED_PORTS, LiveServer
 
 PUBLIC_URL = "https://catalog.example.org"
 FORGED_HOST = "evil.example"

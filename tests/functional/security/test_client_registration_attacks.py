@@ -17,7 +17,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import Application
 from common.settings import AuthSettings
-from tests.functional.conftest import LiveServer
 from tests.functional.registration_support import (
     PUBLIC_CLIENT,
     REGISTER,
@@ -29,6 +28,7 @@ from tests.functional.registration_support import (
     register,
 )
 from tests.pages import Account, sign_in
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

@@ -18,10 +18,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.settings import AuthSettings, Settings
 from common.stores import Stores
 from tests.functional.catalog_support import race
-from tests.functional.conftest import LiveServer
 from tests.functional.device_support import answer, enter_code, poll, signed_in, start_device
 from tests.functional.oauth_support import assert_oauth_error, serve_auth
 from tests.pages import Account, make_account, text
+from tests.servers import LiveServer
 
 GUESSES = 3
 

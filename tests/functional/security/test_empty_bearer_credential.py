@@ -19,8 +19,8 @@ import requests
 from common.models import Application
 from common.stores import Stores
 from tests.functional.catalog_support import issue_user_token
-from tests.functional.conftest import LiveServer
 from tests.pages import Account
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

@@ -21,7 +21,7 @@ from auth_server.app import create_app as create_auth
 from auth_server.web import is_page_path
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

@@ -24,8 +24,8 @@ from tests.functional.authorize_support import (
     authorize_url,
     code_count,
 )
-from tests.functional.conftest import LiveServer
 from tests.pages import Account, form, make_account, query, sign_in
+from tests.servers import LiveServer
 
 ATTACKER = "https://attacker.example/steal"
 

@@ -22,9 +22,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.models import Application
 from common.settings import AuthSettings, Settings
 from tests.functional.cli_support import cli_env, cli_refuses, run_cli
-from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.oauth_support import PASSWORD, World, make_world, post
 from tests.pages import forms, sign_in, text
+from tests.servers import LiveServer, forget_sign_in_throttle
 
 pytestmark = pytest.mark.functional
 

@@ -18,7 +18,7 @@ from common.ids import new_id
 from common.images.store import open_store
 from common.models import Artwork
 from common.settings import Settings
-from tests.functional.conftest import LiveServer
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

@@ -11,8 +11,8 @@ import requests
 
 from common.stores import Stores
 from tests.functional.catalog_support import issue_user_token
-from tests.functional.conftest import LiveServer
 from tests.pages import Account
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

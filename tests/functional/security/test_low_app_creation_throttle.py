@@ -24,9 +24,9 @@ from auth_server.app import create_app as create_auth
 from common.models import Application
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import CHECKED_PORTS, LiveServer, forget_sign_in_throttle
 from tests.functional.oauth_support import PASSWORD, World, make_world, post
 from tests.pages import forms, serving, sign_in, text
+from tests.servers import CHECKED_PORTS, LiveServer, forget_sign_in_throttle
 
 pytestmark = pytest.mark.functional
 

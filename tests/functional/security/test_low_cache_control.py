@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import Settings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.user_api_support import Caller, add_artworks, make_caller, xapp_headers
+from tests.servers import LiveServer
 
 PRIVATE = "private, no-store"
 

@@ -24,7 +24,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from auth_server.app import create_app as create_auth
 from common.settings import AuthSettings, ResourceSettings, Settings, SettingsError
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.process_support import free_port
 from tests.functional.security.https_support import (
     FORGED_HOST,
@@ -36,6 +35,7 @@ from tests.functional.security.https_support import (
 )
 from tests.functional.test_password_reset import Inbox, ask_for_reset, link_in
 from tests.pages import Account, make_account
+from tests.servers import LiveServer
 
 FORGED = {"Host": FORGED_HOST}
 METADATA = "/.well-known/oauth-authorization-server"

@@ -11,8 +11,8 @@ import pytest
 
 from common.settings import AuthSettings, ResourceSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.security.https_support import call, https_auth, https_resource
+from tests.servers import LiveServer
 
 HSTS = "max-age=31536000; includeSubDomains"
 AUTH_REQUESTS = [

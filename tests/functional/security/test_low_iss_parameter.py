@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import Application
 from tests.functional.authorize_support import HTTPS_CB, approve, authorize_url
-from tests.functional.conftest import LiveServer
 from tests.pages import Account, form, query, sign_in
+from tests.servers import LiveServer
 
 
 def metadata(base: str) -> dict[str, object]:

@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 from tests.functional import log_secrets
-from tests.functional.conftest import LiveServer
+from tests.servers import LiveServer
 
 # (method, target with {s} where the secret goes); every one of them is an access line.
 TARGETS = [

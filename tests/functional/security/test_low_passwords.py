@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import User
 from common.settings import Settings
-from tests.functional.conftest import LiveServer
 from tests.functional.mail_support import Inbox, link_in
 from tests.pages import form, make_account, post_form, sign_in, text
+from tests.servers import LiveServer
 
 NAME, EMAIL = "Edgar Degas", "edgar@example.org"
 WEAK = [

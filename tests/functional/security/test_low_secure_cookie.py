@@ -12,8 +12,8 @@ import requests
 
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.security.https_support import call, https_auth
+from tests.servers import LiveServer
 
 SIGN_IN = "/account/sign_in"
 

@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import PASSWORD, World, make_world, serve_auth, token_url
 from tests.pages import form, sign_in
+from tests.servers import LiveServer
 
 BURST = 40
 WRONG = "Not the password 1"

@@ -21,9 +21,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from common.ids import utcnow
 from common.models import User
 from common.settings import Settings
-from tests.functional.conftest import LiveServer
 from tests.functional.mail_support import Inbox, body_of, link_in
 from tests.pages import Account, form, make_account, sign_in, text
+from tests.servers import LiveServer
 
 NEW_EMAIL = "newcomer@example.org"
 PASSWORD = "Haystacks at sunset"

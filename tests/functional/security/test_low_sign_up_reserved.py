@@ -17,13 +17,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import User
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     StubProvider,
     World,
     post,
 )
 from tests.pages import form, text
+from tests.servers import LiveServer
 
 
 def sign_up(base: str, email: str) -> requests.Response:

@@ -21,9 +21,9 @@ from common.models import User
 from common.serve import proxy_options
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import serve_auth
 from tests.pages import form, text
+from tests.servers import LiveServer
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ import requests
 
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import serve_auth
 from tests.pages import Account
+from tests.servers import LiveServer
 
 PER_CLIENT = 4
 PER_IP = 7

@@ -20,7 +20,6 @@ from common.models import Application, User
 from common.settings import AuthSettings, Settings
 from common.tokens import digest
 from tests.functional.cli_support import cli_env, cli_refuses, run_cli
-from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.oauth_support import (
     PASSWORD,
     REDIRECT_URI,
@@ -32,6 +31,7 @@ from tests.functional.oauth_support import (
     post,
 )
 from tests.pages import sign_in
+from tests.servers import LiveServer, forget_sign_in_throttle
 
 pytestmark = pytest.mark.functional
 

@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.ids import utcnow
 from common.settings import Settings
-from tests.functional.conftest import LiveServer
 from tests.functional.mail_support import Inbox, link_in
 from tests.pages import Account, form, make_account, post_form, sign_in, text
+from tests.servers import LiveServer
 
 NEW_PASSWORD = "Lilac dusk over Giverny"
 

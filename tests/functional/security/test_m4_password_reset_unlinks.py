@@ -22,7 +22,6 @@ from common.ids import new_id, utcnow
 from common.models import SocialIdentity
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.mail_support import SENDER, Inbox, LateApp, link_in
 from tests.functional.oauth_support import (
     REDIRECT_URI,
@@ -35,6 +34,7 @@ from tests.functional.oauth_support import (
     post,
 )
 from tests.pages import form, serving
+from tests.servers import LiveServer
 
 NEW_PASSWORD = "Sunflowers at Arles"
 

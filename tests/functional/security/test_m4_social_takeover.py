@@ -25,13 +25,13 @@ from common.models import SocialIdentity, User
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests import factories
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     FB_APP_ID,
     StubProvider,
     World,
     post,
 )
+from tests.servers import LiveServer
 
 
 @pytest.fixture

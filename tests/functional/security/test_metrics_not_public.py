@@ -30,7 +30,6 @@ from sqlalchemy import Engine
 
 from common.observability import METRICS_PATH
 from common.settings import Settings
-from tests.functional.conftest import LiveServer
 from tests.functional.edge.support import Nginx, running_nginx
 from tests.functional.process_support import (
     RedisServer,
@@ -40,6 +39,7 @@ from tests.functional.process_support import (
     service_env,
 )
 from tests.pages import Account
+from tests.servers import LiveServer
 
 pytestmark = pytest.mark.functional
 

@@ -25,10 +25,10 @@ from auth_server.passwords import password_problem
 from common.models import User
 from common.settings import AuthSettings, Settings
 from tests.functional.cli_support import cli_env, invoke, run_cli
-from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.oauth_support import post
 from tests.functional.security.test_low_passwords import sign_up
 from tests.pages import text
+from tests.servers import LiveServer, forget_sign_in_throttle
 
 pytestmark = pytest.mark.functional
 

@@ -20,7 +20,6 @@ from common.models import RefreshFamily, RefreshToken
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional.catalog_support import race
-from tests.functional.conftest import LiveServer
 from tests.functional.oauth_support import (
     World,
     assert_oauth_error,
@@ -33,6 +32,7 @@ from tests.functional.oauth_support import (
     serve_auth,
     token_url,
 )
+from tests.servers import LiveServer
 
 
 @pytest.fixture

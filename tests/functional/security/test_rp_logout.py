@@ -13,10 +13,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.models import Application
 from tests.functional.authorize_support import HTTPS_CB
-from tests.functional.conftest import LiveServer
 from tests.functional.oidc_support import forgeries, relying_party, sign_in_with_artcat
 from tests.functional.registration_support import AFTER_LOGOUT, LOGOUT
 from tests.pages import Account, form, make_account, query, sign_in
+from tests.servers import LiveServer
 
 pytestmark = [pytest.mark.functional, pytest.mark.usefixtures("fresh_keys")]
 

@@ -43,10 +43,10 @@ from common.settings import ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
 from tests import factories
-from tests.conftest import SAMPLE_DATA
+from tests.constants import SAMPLE_DATA
 from tests.db_state import truncate_all
-from tests.functional.conftest import CHECKED_PORTS, LiveServer, start_server
 from tests.functional.user_api_support import xapp_headers
+from tests.servers import CHECKED_PORTS, LiveServer, start_server
 
 pytestmark = [pytest.mark.functional, pytest.mark.data]
 # An artist's name of three long words (22 and 23 letters), added to the museum sample.

@@ -28,11 +28,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.load_support import database_down
 from tests.functional.oauth_support import PASSWORD, World, make_world, serve_auth, token_url
 from tests.functional.source_address import GUESSER, OWNER, client_from
 from tests.pages import post_form, sign_in
+from tests.servers import LiveServer
 
 PER_ACCOUNT_IP = 3
 CEILING = 8

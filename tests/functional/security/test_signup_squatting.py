@@ -48,7 +48,6 @@ from common.models import SocialIdentity, User
 from common.settings import AuthSettings, Settings
 from common.stores import Stores
 from tests import factories
-from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.mail_support import SENDER, Inbox, LateApp, body_of, link_in
 from tests.functional.oauth_support import (
     FB_APP_ID,
@@ -59,6 +58,7 @@ from tests.functional.oauth_support import (
     serve_auth,
 )
 from tests.pages import form, serving, text
+from tests.servers import LiveServer, forget_sign_in_throttle
 
 VICTIM = "claude@example.org"
 NEWCOMER = "newcomer@example.org"

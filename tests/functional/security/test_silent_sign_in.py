@@ -16,13 +16,13 @@ from common.ids import utcnow
 from common.models import Token
 from common.settings import Settings
 from tests.functional.authorize_support import HTTPS_CB, code_count
-from tests.functional.conftest import LiveServer
 from tests.functional.oidc_support import (
     grant_and_redeem,
     openid_url,
     silently,
 )
 from tests.pages import Account, form, make_account, sign_in
+from tests.servers import LiveServer
 
 pytestmark = [pytest.mark.functional, pytest.mark.usefixtures("fresh_keys")]
 

@@ -19,7 +19,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from common.settings import AuthSettings, Settings
 from tests.functional.cli_support import cli_env
-from tests.functional.conftest import LiveServer, forget_sign_in_throttle
 from tests.functional.oauth_support import World, make_world
 from tests.functional.security.test_m1_first_party import (
     CONSOLE_CB,
@@ -28,6 +27,7 @@ from tests.functional.security.test_m1_first_party import (
     first_party_app,
     token_for,
 )
+from tests.servers import LiveServer, forget_sign_in_throttle
 
 pytestmark = pytest.mark.functional
 

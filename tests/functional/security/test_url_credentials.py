@@ -35,7 +35,6 @@ from common.models import Token
 from common.settings import AuthSettings
 from common.stores import Stores
 from tests.functional import log_secrets
-from tests.functional.conftest import CHECKED_PORTS, LiveServer
 from tests.functional.oauth_support import (
     FB_APP_ID,
     PASSWORD,
@@ -46,6 +45,7 @@ from tests.functional.oauth_support import (
     make_code,
     serve_auth,
 )
+from tests.servers import CHECKED_PORTS, LiveServer
 
 TOKEN_PATH = "/oauth2/access_token"
 XAPP_PATH = "/api/tokens/xapp_token"

@@ -24,11 +24,11 @@ import requests
 
 from common.settings import AuthSettings
 from common.stores import Stores
-from tests.functional.conftest import LiveServer
 from tests.functional.load_support import database_down
 from tests.functional.oauth_support import serve_auth
 from tests.functional.source_address import GUESSER, OWNER, client_from
 from tests.pages import Account
+from tests.servers import LiveServer
 
 PER_CLIENT = 6  # tokens the application may be issued
 FAILURES = 4  # wrong secrets per client id and address
