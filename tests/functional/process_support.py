@@ -211,7 +211,7 @@ def wait_healthy(services: Sequence[Service], deadline: float = START_DEADLINE) 
                 pass
             if time.monotonic() > end:
                 pytest.fail(f"{svc.service} did not answer in {deadline}s:\n{svc.output()}")
-            time.sleep(0.1)
+            time.sleep(0.02)
     for svc in services:  # one that could not bind its port may answer as another's
         if not svc.alive():
             pytest.fail(f"{svc.service} exited early:\n{svc.output()}")
