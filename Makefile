@@ -29,8 +29,11 @@ install: $(STAMP) ## Create .venv and install the project with its dev tools
 run: $(STAMP) ## Serve both services on http://127.0.0.1:8000 (PORT=N, HOST=H to change; SQLite + embedded Redis, demo data)
 	$(BIN)/artcat serve all $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 
+# Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set: without it every worker rewrites
+# every test module's asserts (seconds of each run) and every process a test starts recompiles
+# the project.
 test: $(STAMP) ## Run every test (DATABASE_URL/REDIS_URL select PostgreSQL and a Redis server)
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n $(TEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 test-unit: $(STAMP) ## Run the unit tests only (no services, seconds)
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)

@@ -22,7 +22,7 @@ import pytest
 from redis import Redis
 from redis.exceptions import RedisError
 
-from tests.functional.process_support import redis_server_binary, terminate
+from tests.functional.process_support import FAST_RETRY, redis_server_binary, terminate
 
 NODES = 6  # three primaries, each with one replica
 NODE_TIMEOUT_MS = 1000
@@ -83,7 +83,7 @@ class ClusterNode:
 
     def client(self) -> Redis:
         """Return a plain client of this node alone (closed by the caller)."""
-        return Redis(port=self.port, socket_connect_timeout=1, socket_timeout=2)
+        return Redis(port=self.port, socket_connect_timeout=1, socket_timeout=2, retry=FAST_RETRY)
 
     def ask(self, *command: str) -> object:
         """Send one command to this node; None when it does not answer."""

@@ -18,6 +18,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
@@ -96,14 +97,28 @@ def keep_presented(value: Any) -> None:
         SECRETS.add(text)
 
 
-def _walk_json(data: Any) -> Iterator[tuple[str, Any]]:
+def _entries(data: Any) -> Iterator[tuple[str | None, Any]]:
     if isinstance(data, dict):
-        for key, value in data.items():
+        return iter(data.items())
+    return zip(repeat(None), data if isinstance(data, list) else ())
+
+
+def _walk_json(data: Any) -> Iterator[tuple[str, Any]]:
+    """Yield every (key, value) of a JSON document, depth first, in document order.
+
+    An explicit stack, not nested generators: a deeply nested body (the hostile input tests
+    send some) costs its size, not its size times its depth."""
+    stack = [_entries(data)]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            continue
+        key, value = entry
+        if key is not None:
             yield key, value
-            yield from _walk_json(value)
-    elif isinstance(data, list):
-        for item in data:
-            yield from _walk_json(item)
+        if isinstance(value, dict | list):
+            stack.append(_entries(value))
 
 
 def _secret_values(pairs: Iterable[tuple[str, Any]], fields: frozenset[str]) -> list[Any]:

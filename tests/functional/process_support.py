@@ -27,7 +27,9 @@ from typing import Protocol
 import pytest
 import requests
 from redis import Redis
+from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+from redis.retry import Retry
 
 from common.settings import AuthSettings, ResourceSettings, Settings
 from tests.constants import CHEAP_ARGON2
@@ -37,6 +39,11 @@ REPO = Path(__file__).resolve().parents[2]
 # Hang guards only: nothing here asserts how fast anything is.
 START_DEADLINE = 90.0
 REQUEST_TIMEOUT = 10.0
+# The retry of the tests' own Redis clients: at once, as the services' clients do
+# (``common.redis_store``). redis-py's default backs off exponentially with jitter (up to about
+# 7 s over its 3 retries): a probe of a server that is starting, stopped or failing over would
+# sleep that long before it answers.
+FAST_RETRY = Retry(NoBackoff(), 2)
 
 # -- ports and waiting (shared by the functional tests) -----------------------------------------
 
@@ -204,7 +211,7 @@ def wait_healthy(services: Sequence[Service], deadline: float = START_DEADLINE) 
                 pass
             if time.monotonic() > end:
                 pytest.fail(f"{svc.service} did not answer in {deadline}s:\n{svc.output()}")
-            time.sleep(0.1)
+            time.sleep(0.02)
     for svc in services:  # one that could not bind its port may answer as another's
         if not svc.alive():
             pytest.fail(f"{svc.service} exited early:\n{svc.output()}")
@@ -292,8 +299,10 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def client(self) -> Redis:
-        """Return a client that fails fast while the server is down."""
-        return Redis.from_url(self.url, socket_connect_timeout=1, socket_timeout=2)
+        """Return a client that fails fast while the server is down (``FAST_RETRY``)."""
+        return Redis.from_url(
+            self.url, socket_connect_timeout=1, socket_timeout=2, retry=FAST_RETRY
+        )
 
     def start(self, deadline: float = 30.0) -> float:
         """Start the server (empty: nothing is saved) and return when it answered a PING."""

@@ -30,6 +30,7 @@ from resource_server.app import create_app as create_resource
 from tests.db_state import truncate_all
 from tests.functional.catalog_support import demo_xapp_token
 from tests.functional.process_support import (
+    FAST_RETRY,
     RedisServer,
     free_port,
     poll,
@@ -67,7 +68,9 @@ class SentinelProcess:
         self.proc = subprocess.Popen(
             [binary, str(config), "--sentinel"], stdout=self.log, stderr=subprocess.STDOUT
         )
-        self.client = Redis(port=self.port, socket_timeout=2, decode_responses=True)
+        self.client = Redis(
+            port=self.port, socket_timeout=2, decode_responses=True, retry=FAST_RETRY
+        )
 
     def master(self) -> tuple[str, int] | None:
         """Return the address the sentinel gives for the master, or None before it knows."""

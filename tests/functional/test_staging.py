@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from redis import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from sqlalchemy import Engine, create_engine, func, insert, make_url, select, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
@@ -392,7 +394,10 @@ def test_a_failed_rebuild_leaves_staging_as_it_was(tmp_path: Path, redis_client:
     prod = make_production(f"sqlite:///{tmp_path / 'p.sqlite3'}", tmp_path, redis_client)
     staging = make_staging(f"sqlite:///{tmp_path / 's.sqlite3'}", tmp_path, redis_client)
     before = {name: dump(staging.engine, name) for name in POLICY}
-    down = Redis(host="127.0.0.1", port=_closed_port(), socket_connect_timeout=1)
+    # No retry: redis-py's default one backs off for seconds before it gives up.
+    down = Redis(
+        host="127.0.0.1", port=_closed_port(), socket_connect_timeout=1, retry=Retry(NoBackoff(), 0)
+    )
     with pytest.raises(Exception, match=r"[Cc]onnect"):
         rebuild(prod.settings.database_url, staging.settings, redis=down)
     after = {name: dump(staging.engine, name) for name in POLICY}
