@@ -124,14 +124,16 @@ class TokenRecord:
 
 @dataclass(frozen=True)
 class IssuedToken:
-    """A newly issued token: the clear value (shown once) and its SQL row."""
+    """A newly issued token: the clear value (shown once), its SQL row, and the row's column
+    values (what an INSERT writes)."""
 
     value: str
     row: Token
+    columns: dict[str, Any]
 
     def values(self) -> dict[str, Any]:
-        """Return the row's column values (what an INSERT writes)."""
-        return {column.name: getattr(self.row, column.name) for column in TOKENS.c}
+        """Return a copy of the row's column values."""
+        return dict(self.columns)
 
 
 class TokenStore:
@@ -184,7 +186,7 @@ class TokenStore:
             "expires_at": now + timedelta(seconds=ttl),
             "expired_at": None,
         }
-        return IssuedToken(value, Token(**values))
+        return IssuedToken(value, Token(**values), values)
 
     def issue(self, session: Session | Connection, **token: Any) -> IssuedToken:
         """Insert a new token (``new``'s arguments) in the caller's transaction; publish it once
