@@ -126,6 +126,21 @@ class PgCluster:
             )
 
 
+def as_postgres() -> tuple[list[str], pwd.struct_passwd | None]:
+    """Return the command prefix that runs a server tool as the cluster's owner, and that
+    owner: as root, the ``postgres`` OS user (initdb refuses root); otherwise this user."""
+    if os.geteuid() != 0:
+        return [], None
+    try:
+        owner = pwd.getpwnam("postgres")
+    except KeyError:
+        pytest.skip("running as root and there is no postgres OS user to run initdb as")
+    runuser = shutil.which("runuser")
+    if runuser is None:
+        pytest.skip("running as root and there is no runuser to run initdb as postgres")
+    return [runuser, "-u", "postgres", "--"], owner
+
+
 @contextlib.contextmanager
 def private_postgres() -> Iterator[PgCluster]:
     """Run a private PostgreSQL cluster until the block ends (skip when it cannot be made).
@@ -136,17 +151,7 @@ def private_postgres() -> Iterator[PgCluster]:
     bindir = postgres_bin()
     if bindir is None:
         pytest.skip("no PostgreSQL server binaries in /usr/lib/postgresql/*/bin")
-    as_user: list[str] = []
-    owner: pwd.struct_passwd | None = None
-    if os.geteuid() == 0:
-        try:
-            owner = pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.skip("running as root and there is no postgres OS user to run initdb as")
-        runuser = shutil.which("runuser")
-        if runuser is None:
-            pytest.skip("running as root and there is no runuser to run initdb as postgres")
-        as_user = [runuser, "-u", "postgres", "--"]
+    as_user, owner = as_postgres()
     workdir = Path(tempfile.mkdtemp(prefix="artcat-pg-"))
     if owner is not None:
         os.chown(workdir, owner.pw_uid, owner.pw_gid)

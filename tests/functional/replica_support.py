@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import shutil
 import tempfile
 import time
@@ -17,23 +16,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.functional.postgres_support import PgCluster, postgres_bin
+from tests.functional.postgres_support import PgCluster, as_postgres, postgres_bin
 
 STREAM_DEADLINE = 60.0  # seconds for the replica to stream, or to replay the primary's WAL
-
-
-def _as_postgres() -> tuple[list[str], pwd.struct_passwd | None]:
-    """Return the command prefix running a tool as the cluster's owner, and that owner."""
-    if os.geteuid() != 0:
-        return [], None
-    try:
-        owner = pwd.getpwnam("postgres")
-    except KeyError:
-        pytest.skip("running as root and there is no postgres OS user to run initdb as")
-    runuser = shutil.which("runuser")
-    if runuser is None:
-        pytest.skip("running as root and there is no runuser to run initdb as postgres")
-    return [runuser, "-u", "postgres", "--"], owner
 
 
 def start(cluster: PgCluster, *settings: str) -> None:
@@ -82,7 +67,7 @@ def streaming_pair() -> Iterator[tuple[PgCluster, PgCluster]]:
         pytest.skip("no PostgreSQL server binaries in /usr/lib/postgresql/*/bin")
     if shutil.which("pg_basebackup", path=str(bindir)) is None:
         pytest.skip(f"no pg_basebackup in {bindir}")
-    as_user, owner = _as_postgres()
+    as_user, owner = as_postgres()
     root = Path(tempfile.mkdtemp(prefix="artcat-replicas-"))
     folders = [root / "primary", root / "replica"]
     for folder in (root, *folders):
