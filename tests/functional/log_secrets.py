@@ -58,6 +58,8 @@ TOKEN_HEADERS = ("X-Xapp-Token", "X-Access-Token", "X-Auth-Token")
 RESET_PATH = "/account/password/reset/"
 _URLSAFE = re.compile(r"[A-Za-z0-9_-]{16,}")
 _ISSUED = re.compile(r"[A-Za-z0-9_-]{20,512}")
+# A secret field as a JSON key (escaped key names are generated input, never a secret of ours).
+_JSON_SECRET_KEY = re.compile('"(?:' + "|".join(sorted(SECRET_FIELDS)) + ')"')
 
 
 def _text(value: Any) -> str:
@@ -126,10 +128,17 @@ def _secret_values(pairs: Iterable[tuple[str, Any]], fields: frozenset[str]) -> 
 
 
 def _body_pairs(body: Any, content_type: str) -> list[tuple[str, Any]]:
+    """Return a body's (key, value) pairs whose key may be a secret field.
+
+    Only secret fields are read by the callers: a JSON body that names none of them (most
+    catalog documents) is not parsed and walked.
+    """
     text = _text(body)
     if not text:
         return []
     if "json" in content_type:
+        if not _JSON_SECRET_KEY.search(text):
+            return []
         with contextlib.suppress(ValueError):
             return list(_walk_json(json.loads(text)))
         return []
