@@ -1,5 +1,5 @@
 """``python -m artcat``: the operator command line (the same as the ``artcat`` script)."""
 
-from artcat.cli.main import main
+from artcat.cli.main import run
 
-main()
+run()

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,10 +22,11 @@ from sqlalchemy import (
     bindparam,
     create_engine,
     event,
+    text,
 )
-from sqlalchemy.exc import InvalidatePoolError
+from sqlalchemy.exc import InvalidatePoolError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import ConnectionPoolEntry, QueuePool
+from sqlalchemy.pool import ConnectionPoolEntry, NullPool, QueuePool
 
 from common.settings import Settings, prepare_instance_dir, tighten
 
@@ -262,8 +264,50 @@ def alembic_config(settings: Settings) -> Any:
     return cfg
 
 
+_REVISION_LINE = re.compile(r"""^(down_revision|revision)\b[^=]*=\s*['"]?(\w+)?""", re.MULTILINE)
+
+
+def newest_revision() -> str | None:
+    """Return the one head of the migrations' history, read from the scripts' text; None if
+    it is not a single one (then Alembic works it out).
+
+    What Alembic reads by importing every script (hundreds of milliseconds with its own
+    imports, at every start of a server); a test holds the two to the same answer.
+    """
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for script in (MIGRATIONS_DIR / "versions").glob("*.py"):
+        for name, value in _REVISION_LINE.findall(script.read_text(encoding="utf-8")):
+            if value and value != "None":
+                (revisions if name == "revision" else parents).add(value)
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def at_revision(settings: Settings) -> str | None:
+    """Return the database's schema revision (None when it has none yet, or cannot be read)."""
+    engine = create_engine(settings.sqlalchemy_url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    except SQLAlchemyError:
+        return None
+    finally:
+        engine.dispose()
+
+
 def upgrade(settings: Settings, revision: str = "head") -> None:
-    """Bring the database schema up to ``revision`` (creating it on a fresh database)."""
+    """Bring the database schema up to ``revision`` (creating it on a fresh database).
+
+    A database already at the newest revision is left as it is without loading Alembic (what
+    most starts of a server find).
+    """
+    if settings.sqlalchemy_url.startswith("sqlite"):
+        prepare_sqlite(settings)
+    if revision == "head":
+        newest = newest_revision()
+        if newest is not None and at_revision(settings) == newest:
+            return
     # Alembic logs every step at INFO (its plugins as it loads them, then "Running upgrade
     # 0001 -> 0002"): a screen of lines at each start. Its warnings and errors still show.
     quiet = logging.getLogger("alembic")
@@ -272,8 +316,6 @@ def upgrade(settings: Settings, revision: str = "head") -> None:
     try:
         from alembic import command
 
-        if settings.sqlalchemy_url.startswith("sqlite"):
-            prepare_sqlite(settings)
         command.upgrade(alembic_config(settings), revision)
     finally:
         quiet.setLevel(level)

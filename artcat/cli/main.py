@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from artcat import startup
 from artcat.cli.support import LazyGroup
 
 # Command -> (its module and attribute, imported only when it runs; its line in ``--help``).
@@ -22,9 +23,21 @@ GROUPS = {
 
 
 @click.group(cls=LazyGroup, lazy_subcommands=GROUPS)
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Run and manage the art catalog service."""
+    if ctx.invoked_subcommand != "serve":  # serve settles once its app is built
+        startup.settle()
+
+
+def run() -> None:
+    """The ``artcat`` script and ``python -m artcat``: the collector off while starting up."""
+    startup.quiet()
+    try:
+        main()
+    finally:
+        startup.settle()
 
 
 if __name__ == "__main__":
-    main()
+    run()

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import click
 
+from artcat import startup
 from artcat.launch import build_wsgi, first_start, print_banner, wants_demo
 from common.granian_serve import run_granian
 from common.logs import configure_logging
@@ -85,6 +86,7 @@ def serve(
     proxy = proxy_options(resource_settings)
     if chosen == "waitress":
         app = build_wsgi(service, auth_settings, resource_settings)  # an embedded Redis: unpinned
+        startup.settle()
         print_banner(service, url, demo)
         pin_to_one_core()  # before waitress starts its threads, which inherit the affinity
         run_waitress(app, host, port, threads=threads, grace=grace, **proxy)
@@ -92,6 +94,7 @@ def serve(
     if resource_settings.embedded_redis:
         connect_redis(resource_settings)  # the parent owns the embedded server; workers reuse it
     print_banner(f"{service} (granian, {workers} worker{'s' if workers > 1 else ''})", url, demo)
+    startup.settle()  # before the fork: the workers inherit what start-up made, frozen
     run_granian(
         lambda: build_wsgi(service, auth_settings, resource_settings),  # in each worker
         host,
