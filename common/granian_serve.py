@@ -22,6 +22,8 @@ its requests in flight and kills one still busy ``grace`` seconds later
 (``workers_kill_timeout``). What granian cannot do is done in each worker as it loads the app
 (``run_granian``'s loader): pin itself to one core, publish its metrics where every worker's
 ``/metrics`` reads them, open its own connections to the stores, and forget the settings.
+granian forks its workers as multiprocessing processes of the fork context: ``run_granian``
+has them started as ``WorkerProcess``, whose exit the supervisor's threads may all wait for.
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterable
-from multiprocessing import util
+from multiprocessing import popen_fork, util
+from multiprocessing.context import ForkContext, ForkProcess
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +214,51 @@ def _exit_at_once(_signum: int, _frame: Any) -> None:
     os._exit(0)
 
 
+class WorkerPopen(popen_fork.Popen):
+    """multiprocessing's start of a forked process, which threads may wait for at once.
+
+    granian's supervisor waits for each worker in two threads: a thread of its own joins it
+    (to respawn it should it die), and the main thread, stopping the workers, joins it with
+    the grace period as timeout, then asks whether it is alive. multiprocessing reaps the
+    process (``os.waitpid``) in whichever wait returns first; the other gets ECHILD, which it
+    reads as "not started yet", so alive, until the thread that reaped it runs again and
+    stores its exit code. On a loaded machine that thread may run a millisecond too late:
+    granian then logs "Killing worker-N after it refused to gracefully stop" about a worker
+    that stopped at once, and sends SIGKILL to its pid, freed already.
+
+    Here a wait only looks (``waitid`` with ``WNOWAIT``: every waiting thread wakes, none
+    reaps), and the process is reaped under a lock: a thread that finds it reaped waits behind
+    the lock for the exit code the reaping thread stores.
+    """
+
+    def __init__(self, process_obj: BaseProcess) -> None:
+        self.reaping = threading.Lock()
+        super().__init__(process_obj)
+
+    def poll(self, flag: int = os.WNOHANG) -> int | None:
+        """Return the exit code, or None while the process runs (``flag``: 0 waits for it)."""
+        if self.returncode is None:
+            try:
+                ended = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT | flag)
+            except ChildProcessError:
+                ended = None  # reaped: by another thread, which stores the code under the lock
+            else:
+                if ended is None:
+                    return None  # running
+            with self.reaping:
+                if self.returncode is None:
+                    super().poll(os.WNOHANG)
+        return self.returncode
+
+
+class WorkerProcess(ForkProcess):
+    """A granian worker process (``run_granian`` has granian fork its workers as these)."""
+
+    @staticmethod
+    def _Popen(process_obj: BaseProcess) -> popen_fork.Popen:  # noqa: N802 - multiprocessing's
+        return WorkerPopen(process_obj)
+
+
 def run_granian(
     build_app: Callable[[], WSGIApp],
     host: str,
@@ -254,6 +304,9 @@ def run_granian(
         return app
 
     os.register_at_fork(after_in_child=_stop_at_once_until_loaded)
+    # granian forks each worker as the fork context's Process: as a WorkerProcess, here.
+    forked = ForkContext.Process
+    ForkContext.Process = WorkerProcess
     server = Server(
         "artcat",
         address=host,
@@ -274,5 +327,6 @@ def run_granian(
     try:
         server.serve(target_loader=load)
     finally:
+        ForkContext.Process = forked
         if created:
             shutil.rmtree(directory, ignore_errors=True)

@@ -218,9 +218,21 @@ def test_the_grace_period_bounds_the_wait(serve: Any) -> None:
 @GRANIAN_ONLY
 def test_sigterm_stops_a_worker_still_loading_its_app(serve: Any) -> None:
     """granian installs a worker's signal handlers once its app is loaded: a stop asked before
-    must not be lost (the worker would serve on, to be killed when the grace period ends)."""
-    served = serve("--hold-load", "--grace", "60", wait=False)
+    must not be lost (the worker would serve on, to be killed when the grace period ends).
+    Nor may a worker that stopped at once be reported as refusing, however late the
+    supervisor's threads run (``--slow-reap``: granian waits for it in two)."""
+    served = serve("--hold-load", "--slow-reap", "--grace", "60", wait=False)
     poll((served.workdir / "loading").exists, DEADLINE, "the worker loading its app")
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=DEADLINE) == 0, served.output()
+    assert "refused to gracefully stop" not in served.output()
+
+
+@GRANIAN_ONLY
+def test_a_worker_that_stopped_is_not_killed(serve: Any) -> None:
+    """granian's supervisor waits for each worker in two threads: one that stopped is known
+    stopped to both, however late the thread that reaped it runs (``--slow-reap``)."""
+    served = serve("--slow-reap", "--workers", "2", "--grace", "20")
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(timeout=DEADLINE) == 0, served.output()
     assert "refused to gracefully stop" not in served.output()
