@@ -200,15 +200,6 @@ def _alive(pid: int) -> bool:
 STOPS = frozenset({signal.SIGTERM, signal.SIGINT})
 
 
-def _stop_at_once_until_loaded() -> None:
-    """In a worker just forked: a stop ends it at once until granian, its app loaded, sets
-    the worker's own handlers. Until then the worker has its parent's, and a stop asked
-    meanwhile would be lost (the worker, once serving, killed at the end of the grace period);
-    nothing is in flight yet."""
-    for signum in STOPS:
-        signal.signal(signum, _exit_at_once)
-
-
 def _exit_at_once(_signum: int, _frame: Any) -> None:
     # Not SystemExit: raised wherever the signal lands (a finalizer, say), it may be ignored.
     os._exit(0)
@@ -252,11 +243,30 @@ class WorkerPopen(popen_fork.Popen):
 
 
 class WorkerProcess(ForkProcess):
-    """A granian worker process (``run_granian`` has granian fork its workers as these)."""
+    """A granian worker process (``run_granian`` has granian fork its workers as these).
+
+    A stop (SIGTERM, SIGINT) ends a worker at once until granian, its app loaded, sets the
+    worker's own handlers. A worker is forked with its parent's handlers, which would take a
+    stop for the supervisor's and lose it (the worker, once serving, killed at the end of the
+    grace period), so stops are held back from just before the fork until the worker has set
+    its own: one asked meanwhile (the supervisor's, as the worker is forked; Ctrl-C to the
+    process group) is delivered then, even if the worker runs late. Nothing is in flight yet.
+    """
 
     @staticmethod
     def _Popen(process_obj: BaseProcess) -> popen_fork.Popen:  # noqa: N802 - multiprocessing's
-        return WorkerPopen(process_obj)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)  # the forked worker inherits it
+        try:
+            return WorkerPopen(process_obj)
+        finally:  # in the supervisor only: the worker never returns from the fork
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def run(self) -> None:
+        """In the worker: stop at once on a stop until loaded, then run granian's worker."""
+        for signum in STOPS:
+            signal.signal(signum, _exit_at_once)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
+        super().run()
 
 
 def run_granian(
@@ -290,8 +300,8 @@ def run_granian(
     forget = tuple(settings_names)
 
     def load(_target: str) -> WSGIApp:  # in each worker, as it starts
-        # A stop asked now ends the worker at once (``_stop_at_once_until_loaded``), but not
-        # while it holds the slots' lock, which the other workers share: held back till then.
+        # A stop asked now ends the worker at once (``WorkerProcess``), but not while it
+        # holds the slots' lock, which the other workers share: held back till then.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
         slot = claim_slot(slots)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
@@ -303,7 +313,6 @@ def run_granian(
         forget_settings(forget)
         return app
 
-    os.register_at_fork(after_in_child=_stop_at_once_until_loaded)
     # granian forks each worker as the fork context's Process: as a WorkerProcess, here.
     forked = ForkContext.Process
     ForkContext.Process = WorkerProcess

@@ -1,7 +1,7 @@
 """A small WSGI app served by ``artcat serve``'s runners, for the graceful shutdown tests.
 
     python -m tests.functional.slow_app PORT WORKDIR [--workers N] [--grace SECONDS]
-        [--server waitress|granian] [--hold-load] [--slow-reap]
+        [--server waitress|granian] [--hold-load] [--slow-fork] [--slow-reap]
 
 ``/slow?NAME`` creates ``WORKDIR/NAME.started``, then waits (at most a minute) for the test to
 create ``WORKDIR/NAME.release`` before it answers 200 with a 200 KB body ending in ``end``: a
@@ -12,10 +12,13 @@ observability middleware, so ``/metrics`` and the access lines are those of the 
 ``--hold-load`` keeps each granian worker loading its app (after creating ``WORKDIR/loading``)
 until the test creates ``WORKDIR/load.release``.
 
-``--slow-reap`` stands in for a loaded machine's scheduler, where the tests could not otherwise
-time it (it touches only this test process, not the server's code): in the supervisor, the thread
-that reaps a worker (``os.waitpid``) stores what it read a second late, and the main thread waits
-late too, as threads descheduled.
+Two options stand in for a loaded machine's scheduler, where the tests could not otherwise
+time it (neither touches the server's code, only this test process's):
+
+- ``--slow-fork``: each worker, just forked, waits a second (after creating ``WORKDIR/forked``)
+  before it gets on, as a new process the scheduler runs late;
+- ``--slow-reap``: in the supervisor, the thread that reaps a worker (``os.waitpid``) stores what
+  it read a second late, and the main thread waits late too, as threads descheduled.
 """
 
 from __future__ import annotations
@@ -90,6 +93,7 @@ def main() -> None:
     parser.add_argument("--server", choices=["waitress", "granian"], default="waitress")
     # Each granian worker holds its loading until the test creates WORKDIR/load.release.
     parser.add_argument("--hold-load", action="store_true")
+    parser.add_argument("--slow-fork", action="store_true")
     parser.add_argument("--slow-reap", action="store_true")
     args = parser.parse_args()
     if args.server == "waitress" and args.workers > 1:
@@ -107,6 +111,13 @@ def main() -> None:
                 time.sleep(0.01)
         return build_app(args.workdir)
 
+    if args.slow_fork:
+
+        def slow_start() -> None:  # in each worker, just forked
+            (args.workdir / "forked").touch()
+            time.sleep(1.0)
+
+        os.register_at_fork(after_in_child=slow_start)
     if args.slow_reap:
         os.waitpid = late_waitpid(os.waitpid)
     run_granian(

@@ -229,6 +229,19 @@ def test_sigterm_stops_a_worker_still_loading_its_app(serve: Any) -> None:
 
 
 @GRANIAN_ONLY
+def test_sigterm_stops_a_worker_just_forked(serve: Any) -> None:
+    """A stop asked before a worker, just forked, has run any of its own code (the scheduler
+    runs a new process late on a loaded machine) is not lost either: it takes effect as soon as
+    the worker runs."""
+    served = serve("--slow-fork", "--grace", "5", wait=False)
+    poll((served.workdir / "forked").exists, DEADLINE, "a worker just forked")
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=DEADLINE) == 0, served.output()
+    assert "refused to gracefully stop" not in served.output()
+    assert not (served.workdir / "loading").exists()  # it stopped before loading its app
+
+
+@GRANIAN_ONLY
 def test_a_worker_that_stopped_is_not_killed(serve: Any) -> None:
     """granian's supervisor waits for each worker in two threads: one that stopped is known
     stopped to both, however late the thread that reaped it runs (``--slow-reap``)."""
