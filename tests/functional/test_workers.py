@@ -3,7 +3,6 @@ pinned to a core of its own, a killed one replaced by granian."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.functional.process_support import free_port, poll, terminate
+from tests.functional.process_support import free_port, poll, start_process, terminate
 
 pytestmark = pytest.mark.functional
 DEADLINE = 30.0  # a hang guard
@@ -54,7 +53,7 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(INSTANCE_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
     with (tmp_path / "out.log").open("w") as log:
-        proc = subprocess.Popen(
+        proc = start_process(
             [
                 sys.executable,
                 "-m",
@@ -72,7 +71,6 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
             stderr=subprocess.STDOUT,
             env=env,
             cwd=Path(__file__).resolve().parents[2],
-            start_new_session=True,  # its workers in its process group, ended with it
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -117,8 +115,6 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
         asked = time.monotonic()
         terminate(proc, timeout=20)
         stopped = time.monotonic() - asked
-        with contextlib.suppress(ProcessLookupError):  # whatever a failure left behind
-            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 0
     # Stopped while the replacement may still be loading its app: it stops too, at once, not
     # at the end of the grace period (SHUTDOWN_GRACE, 10 s). (granian may still log a kill of
