@@ -28,11 +28,13 @@ has them started as ``WorkerProcess``, whose exit the supervisor's threads may a
 
 from __future__ import annotations
 
+import ctypes
 import io
 import multiprocessing
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
@@ -242,6 +244,33 @@ class WorkerPopen(popen_fork.Popen):
         return self.returncode
 
 
+PR_SET_PDEATHSIG = 1  # prctl's option (<linux/prctl.h>)
+
+
+def end_with(parent: int) -> None:
+    """In a process just forked: have the kernel kill it (SIGKILL) when ``parent``, the process
+    that forked it, ends; end it now if ``parent`` has ended already. Linux only.
+
+    granian does not do it (this is Linux's, granian runs elsewhere too): its workers are
+    multiprocessing processes, which multiprocessing acts on from the parent's exit handlers
+    only, and neither granian's Python nor its Rust worker looks at the parent again. A
+    supervisor killed (SIGKILL after a stop timed out, the OOM killer, a crash) runs no
+    handler: its workers served on, orphans, holding the port the restarted server then
+    cannot bind. SIGKILL, not SIGTERM: with no supervisor left to end a graceful stop when the
+    grace period ends, a worker could drain for ever.
+
+    The signal comes when the *thread* that forked ends: the caller makes sure that is the
+    supervisor's main thread (``WorkerProcess.start``).
+    """
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:  # it ended before the prctl: no signal will come
+        os._exit(0)
+
+
 class WorkerProcess(ForkProcess):
     """A granian worker process (``run_granian`` has granian fork its workers as these).
 
@@ -251,7 +280,20 @@ class WorkerProcess(ForkProcess):
     grace period), so stops are held back from just before the fork until the worker has set
     its own: one asked meanwhile (the supervisor's, as the worker is forked; Ctrl-C to the
     process group) is delivered then, even if the worker runs late. Nothing is in flight yet.
+
+    A worker ends with its supervisor, however the supervisor ends (``end_with``).
     """
+
+    # The pid of the supervisor forking this worker from its main thread, else 0 (see start).
+    supervisor: int = 0
+
+    def start(self) -> None:
+        """Fork the worker (in the supervisor)."""
+        # The parent-death signal follows the thread that forks: granian forks from its main
+        # thread, which lasts as long as the supervisor. From another, no such signal.
+        if threading.current_thread() is threading.main_thread():
+            self.supervisor = os.getpid()
+        super().start()
 
     @staticmethod
     def _Popen(process_obj: BaseProcess) -> popen_fork.Popen:  # noqa: N802 - multiprocessing's
@@ -262,7 +304,10 @@ class WorkerProcess(ForkProcess):
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def run(self) -> None:
-        """In the worker: stop at once on a stop until loaded, then run granian's worker."""
+        """In the worker: end with the supervisor, stop at once on a stop until loaded, then
+        run granian's worker."""
+        if self.supervisor:
+            end_with(self.supervisor)
         for signum in STOPS:
             signal.signal(signum, _exit_at_once)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)

@@ -6,6 +6,7 @@ import io
 import multiprocessing
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -217,3 +218,19 @@ def test_a_worker_reaped_by_another_thread_is_known_to_have_ended(
     assert not worker.is_alive()
     assert worker.exitcode == 3
     watcher.join()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_a_worker_whose_supervisor_ended_before_it_could_watch_it_ends_at_once() -> None:
+    """``end_with`` in a worker whose supervisor has ended already (before the kernel could be
+    asked to end the worker with it): the worker ends there; with its supervisor alive, it
+    goes on."""
+    script = (
+        "import os; from common.granian_serve import end_with; "
+        "end_with(os.getppid()); print('with its supervisor', flush=True); "
+        "end_with(os.getppid() + 1); print('without')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (out.returncode, out.stdout) == (0, "with its supervisor\n"), out.stderr
