@@ -135,9 +135,9 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
         stopped = time.monotonic() - asked
     assert proc.returncode == 0
     # Stopped while the replacement may still be loading its app: it stops too, at once, not
-    # at the end of the grace period (SHUTDOWN_GRACE, 10 s). (granian may still log a kill of
-    # a replacement it had only begun to start: its wait on that process returns at once.)
+    # at the end of the grace period (SHUTDOWN_GRACE, 10 s), and is not reported as refusing.
     assert stopped < 10, stopped
+    assert "refused to gracefully stop" not in (tmp_path / "out.log").read_text()
     assert workers_of(proc.pid) == []
 
 
