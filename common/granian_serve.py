@@ -22,18 +22,25 @@ its requests in flight and kills one still busy ``grace`` seconds later
 (``workers_kill_timeout``). What granian cannot do is done in each worker as it loads the app
 (``run_granian``'s loader): pin itself to one core, publish its metrics where every worker's
 ``/metrics`` reads them, open its own connections to the stores, and forget the settings.
+granian forks its workers as multiprocessing processes of the fork context: ``run_granian``
+has them started as ``WorkerProcess``, whose exit the supervisor's threads may all wait for.
 """
 
 from __future__ import annotations
 
+import ctypes
 import io
 import multiprocessing
 import os
 import shutil
 import signal
+import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterable
-from multiprocessing import util
+from multiprocessing import popen_fork, util
+from multiprocessing.context import ForkContext, ForkProcess
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -195,18 +202,116 @@ def _alive(pid: int) -> bool:
 STOPS = frozenset({signal.SIGTERM, signal.SIGINT})
 
 
-def _stop_at_once_until_loaded() -> None:
-    """In a worker just forked: a stop ends it at once until granian, its app loaded, sets
-    the worker's own handlers. Until then the worker has its parent's, and a stop asked
-    meanwhile would be lost (the worker, once serving, killed at the end of the grace period);
-    nothing is in flight yet."""
-    for signum in STOPS:
-        signal.signal(signum, _exit_at_once)
-
-
 def _exit_at_once(_signum: int, _frame: Any) -> None:
     # Not SystemExit: raised wherever the signal lands (a finalizer, say), it may be ignored.
     os._exit(0)
+
+
+class WorkerPopen(popen_fork.Popen):
+    """multiprocessing's start of a forked process, which threads may wait for at once.
+
+    granian's supervisor waits for each worker in two threads: a thread of its own joins it
+    (to respawn it should it die), and the main thread, stopping the workers, joins it with
+    the grace period as timeout, then asks whether it is alive. multiprocessing reaps the
+    process (``os.waitpid``) in whichever wait returns first; the other gets ECHILD, which it
+    reads as "not started yet", so alive, until the thread that reaped it runs again and
+    stores its exit code. On a loaded machine that thread may run a millisecond too late:
+    granian then logs "Killing worker-N after it refused to gracefully stop" about a worker
+    that stopped at once, and sends SIGKILL to its pid, freed already.
+
+    Here a wait only looks (``waitid`` with ``WNOWAIT``: every waiting thread wakes, none
+    reaps), and the process is reaped under a lock: a thread that finds it reaped waits behind
+    the lock for the exit code the reaping thread stores.
+    """
+
+    def __init__(self, process_obj: BaseProcess) -> None:
+        self.reaping = threading.Lock()
+        super().__init__(process_obj)
+
+    def poll(self, flag: int = os.WNOHANG) -> int | None:
+        """Return the exit code, or None while the process runs (``flag``: 0 waits for it)."""
+        if self.returncode is None:
+            try:
+                ended = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT | flag)
+            except ChildProcessError:
+                ended = None  # reaped: by another thread, which stores the code under the lock
+            else:
+                if ended is None:
+                    return None  # running
+            with self.reaping:
+                if self.returncode is None:
+                    super().poll(os.WNOHANG)
+        return self.returncode
+
+
+PR_SET_PDEATHSIG = 1  # prctl's option (<linux/prctl.h>)
+
+
+def end_with(parent: int) -> None:
+    """In a process just forked: have the kernel kill it (SIGKILL) when ``parent``, the process
+    that forked it, ends; end it now if ``parent`` has ended already. Linux only.
+
+    granian does not do it (this is Linux's, granian runs elsewhere too): its workers are
+    multiprocessing processes, which multiprocessing acts on from the parent's exit handlers
+    only, and neither granian's Python nor its Rust worker looks at the parent again. A
+    supervisor killed (SIGKILL after a stop timed out, the OOM killer, a crash) runs no
+    handler: its workers served on, orphans, holding the port the restarted server then
+    cannot bind. SIGKILL, not SIGTERM: with no supervisor left to end a graceful stop when the
+    grace period ends, a worker could drain for ever.
+
+    The signal comes when the *thread* that forked ends: the caller makes sure that is the
+    supervisor's main thread (``WorkerProcess.start``).
+    """
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:  # it ended before the prctl: no signal will come
+        os._exit(0)
+
+
+class WorkerProcess(ForkProcess):
+    """A granian worker process (``run_granian`` has granian fork its workers as these).
+
+    A stop (SIGTERM, SIGINT) ends a worker at once until granian, its app loaded, sets the
+    worker's own handlers. A worker is forked with its parent's handlers, which would take a
+    stop for the supervisor's and lose it (the worker, once serving, killed at the end of the
+    grace period), so stops are held back from just before the fork until the worker has set
+    its own: one asked meanwhile (the supervisor's, as the worker is forked; Ctrl-C to the
+    process group) is delivered then, even if the worker runs late. Nothing is in flight yet.
+
+    A worker ends with its supervisor, however the supervisor ends (``end_with``).
+    """
+
+    # The pid of the supervisor forking this worker from its main thread, else 0 (see start).
+    supervisor: int = 0
+
+    def start(self) -> None:
+        """Fork the worker (in the supervisor)."""
+        # The parent-death signal follows the thread that forks: granian forks from its main
+        # thread, which lasts as long as the supervisor. From another, no such signal.
+        if threading.current_thread() is threading.main_thread():
+            self.supervisor = os.getpid()
+        super().start()
+
+    @staticmethod
+    def _Popen(process_obj: BaseProcess) -> popen_fork.Popen:  # noqa: N802 - multiprocessing's
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)  # the forked worker inherits it
+        try:
+            return WorkerPopen(process_obj)
+        finally:  # in the supervisor only: the worker never returns from the fork
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def run(self) -> None:
+        """In the worker: end with the supervisor, stop at once on a stop until loaded, then
+        run granian's worker."""
+        if self.supervisor:
+            end_with(self.supervisor)
+        for signum in STOPS:
+            signal.signal(signum, _exit_at_once)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
+        super().run()
 
 
 def run_granian(
@@ -240,8 +345,8 @@ def run_granian(
     forget = tuple(settings_names)
 
     def load(_target: str) -> WSGIApp:  # in each worker, as it starts
-        # A stop asked now ends the worker at once (``_stop_at_once_until_loaded``), but not
-        # while it holds the slots' lock, which the other workers share: held back till then.
+        # A stop asked now ends the worker at once (``WorkerProcess``), but not while it
+        # holds the slots' lock, which the other workers share: held back till then.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
         slot = claim_slot(slots)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)
@@ -253,7 +358,9 @@ def run_granian(
         forget_settings(forget)
         return app
 
-    os.register_at_fork(after_in_child=_stop_at_once_until_loaded)
+    # granian forks each worker as the fork context's Process: as a WorkerProcess, here.
+    forked = ForkContext.Process
+    ForkContext.Process = WorkerProcess
     server = Server(
         "artcat",
         address=host,
@@ -274,5 +381,6 @@ def run_granian(
     try:
         server.serve(target_loader=load)
     finally:
+        ForkContext.Process = forked
         if created:
             shutil.rmtree(directory, ignore_errors=True)

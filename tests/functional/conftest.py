@@ -33,7 +33,7 @@ from common.settings import AuthSettings, ResourceSettings, Settings
 from common.stores import Stores
 from resource_server.app import create_app as create_resource
 from tests.db_state import truncate_all
-from tests.functional import log_secrets
+from tests.functional import log_secrets, process_support
 from tests.functional.in_process import InProcessServer, route, serve_in_process
 from tests.functional.process_support import RedisServer, private_redis
 from tests.openapi_check import check_response
@@ -192,6 +192,15 @@ def no_secret_in_any_log_line() -> Iterator[None]:
     root.removeHandler(capture)
     found = log_secrets.leaks(capture.lines + log_secrets.log_file_lines(), log_secrets.SECRETS)
     assert not found, "secrets in the logs of the run:\n" + "\n".join(found[:20])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left_behind() -> Iterator[None]:
+    """At the end of the session no process a test started still runs (a server, or a worker
+    its killed supervisor left): each found is killed, and named in the failure."""
+    yield
+    left = process_support.left_behind()
+    assert not left, "processes the tests left running (killed now):\n" + "\n".join(left)
 
 
 # -- the /oauth2/authorize tests' fixtures (files may define their own of the same name) --

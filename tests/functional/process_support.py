@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -19,10 +21,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
 import requests
@@ -87,6 +89,97 @@ def poll(
         if time.monotonic() > end:
             pytest.fail(f"{what}: not reached in {deadline}s")
         time.sleep(interval)
+
+
+# -- processes the tests start: none outlives its test ------------------------------------------
+
+# Each process ``start_process`` starts has this variable in its environment, with a value of its
+# own that its children inherit (granian's workers, an embedded Redis): a test's processes are
+# found by it, never by a pid or process group id, which the system may since have given to
+# another process (here pids are reused after 32768).
+MARK = "ARTCAT_TEST_PROCESS"
+_RUN = f"{os.getpid()}-{secrets.token_hex(4)}"  # this test process's marks start with it
+_NUMBERS = itertools.count(1)
+_MARKS: dict[subprocess.Popen[bytes], str] = {}
+
+
+def start_process(
+    argv: Sequence[str], *, env: Mapping[str, str] | None = None, **options: Any
+) -> subprocess.Popen[bytes]:
+    """Start a process (``subprocess.Popen``'s ``options``) with a mark of its own in its
+    environment: ``terminate`` and ``kill`` end whatever of it is left, its children included,
+    and the session ends with none of its processes left (``left_behind``)."""
+    mark = f"{_RUN}-{next(_NUMBERS)}"
+    environment = {**(os.environ if env is None else env), MARK: mark}
+    proc = subprocess.Popen(list(argv), env=environment, **options)
+    _MARKS[proc] = mark
+    return proc
+
+
+def _marked(chosen: Callable[[str], bool]) -> list[tuple[int, str]]:
+    """Return (pid, command line) of each live process whose mark is ``chosen``. Where there
+    is no /proc, none."""
+    prefix = f"{MARK}=".encode()
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            environ = (entry / "environ").read_bytes()  # a zombie's is empty
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:  # gone, or not ours to read
+            continue
+        for variable in environ.split(b"\0"):
+            if variable.startswith(prefix) and chosen(variable[len(prefix) :].decode()):
+                found.append((int(entry.name), cmdline.replace(b"\0", b" ").decode().strip()))
+    return found
+
+
+def _end_marked(chosen: Callable[[str], bool]) -> list[str]:
+    """SIGKILL each live process whose mark is ``chosen``; return a line for each."""
+    ended = []
+    for pid, cmdline in _marked(chosen):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        ended.append(f"{pid}: {cmdline}")
+    return ended
+
+
+def end_what_is_left(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL whatever is left of a process ``start_process`` started (a process it forked,
+    such as a granian worker, once it is gone itself)."""
+    mark = _MARKS.get(proc)
+    if mark is not None:
+        _end_marked(lambda found: found == mark)
+
+
+def left_behind() -> list[str]:
+    """SIGKILL every process ``start_process`` started in this test process that still runs,
+    with its children; return a line for each (at the end of a session there must be none)."""
+    return _end_marked(lambda found: found.startswith(f"{_RUN}-"))
+
+
+def terminate(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """Stop a process with SIGTERM (SIGKILL after ``timeout`` s) and wait until it is gone,
+    then SIGKILL whatever it started that outlived it (``start_process``)."""
+    try:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=timeout)
+    finally:
+        end_what_is_left(proc)
+
+
+def kill(proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    """SIGKILL a process, wait until it is gone, and SIGKILL whatever it started."""
+    try:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=timeout)
+    finally:
+        end_what_is_left(proc)
 
 
 # -- service processes -----------------------------------------------------------------------
@@ -174,7 +267,7 @@ def launch(
     port = free_port() if port is None else port
     log_secrets.LOG_FILES.append(log)
     with log.open("a") as out:
-        proc = subprocess.Popen(
+        proc = start_process(
             [
                 sys.executable,
                 "-m",
@@ -268,18 +361,6 @@ def redis_server_binary() -> str | None:
     except (ImportError, AttributeError):
         return None
     return path if os.access(path, os.X_OK) else None
-
-
-def terminate(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    """Stop a process with SIGTERM (SIGKILL after ``timeout`` s) and wait until it is gone."""
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=timeout)
 
 
 class RedisServer:

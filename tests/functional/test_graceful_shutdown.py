@@ -3,15 +3,14 @@ And no request's WSGI environ carries a setting (granian copies its process's en
 each one: its workers forget the settings they read).
 
 The servers are real processes (``tests/functional/slow_app.py`` on ``artcat serve``'s runners:
-waitress in one process, granian with one worker or ``--workers 2``), each in a process group of
-its own, ended at teardown. A request is kept in flight until the test releases it, so nothing
-here depends on how fast the machine is; the deadlines only keep a broken server from hanging
-the run.
+waitress in one process, granian with one worker or ``--workers 2``), each ended at teardown
+with whatever it started (``process_support.start_process``). A request is kept in flight until
+the test releases it, so nothing here depends on how fast the machine is; the deadlines only
+keep a broken server from hanging the run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -29,7 +28,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.functional import log_secrets
-from tests.functional.process_support import free_port, poll
+from tests.functional.process_support import free_port, kill, poll, start_process
 from tests.functional.slow_app import BODY
 
 pytestmark = pytest.mark.functional
@@ -102,7 +101,7 @@ def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
         log = workdir / "out.log"
         log_secrets.LOG_FILES.append(log)
         with log.open("w") as out:
-            proc = subprocess.Popen(
+            proc = start_process(
                 [
                     sys.executable,
                     "-m",
@@ -117,7 +116,6 @@ def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                start_new_session=True,  # its workers in its process group, ended with it
             )
         served = Served(proc, port, workdir, log, server)
         started.append(served)
@@ -138,12 +136,7 @@ def serve(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
     for served in started:
         for name in ("a", "b", "c"):
             served.release(name)
-        if served.proc.poll() is None:
-            served.proc.kill()
-        served.proc.wait(timeout=30)
-        # A server killed mid-test leaves its forked workers behind: end the whole group.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(served.proc.pid, signal.SIGKILL)
+        kill(served.proc)
 
 
 def access_lines(served: Served) -> list[dict[str, Any]]:
@@ -218,9 +211,34 @@ def test_the_grace_period_bounds_the_wait(serve: Any) -> None:
 @GRANIAN_ONLY
 def test_sigterm_stops_a_worker_still_loading_its_app(serve: Any) -> None:
     """granian installs a worker's signal handlers once its app is loaded: a stop asked before
-    must not be lost (the worker would serve on, to be killed when the grace period ends)."""
-    served = serve("--hold-load", "--grace", "60", wait=False)
+    must not be lost (the worker would serve on, to be killed when the grace period ends).
+    Nor may a worker that stopped at once be reported as refusing, however late the
+    supervisor's threads run (``--slow-reap``: granian waits for it in two)."""
+    served = serve("--hold-load", "--slow-reap", "--grace", "60", wait=False)
     poll((served.workdir / "loading").exists, DEADLINE, "the worker loading its app")
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=DEADLINE) == 0, served.output()
+    assert "refused to gracefully stop" not in served.output()
+
+
+@GRANIAN_ONLY
+def test_sigterm_stops_a_worker_just_forked(serve: Any) -> None:
+    """A stop asked before a worker, just forked, has run any of its own code (the scheduler
+    runs a new process late on a loaded machine) is not lost either: it takes effect as soon as
+    the worker runs."""
+    served = serve("--slow-fork", "--grace", "5", wait=False)
+    poll((served.workdir / "forked").exists, DEADLINE, "a worker just forked")
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(timeout=DEADLINE) == 0, served.output()
+    assert "refused to gracefully stop" not in served.output()
+    assert not (served.workdir / "loading").exists()  # it stopped before loading its app
+
+
+@GRANIAN_ONLY
+def test_a_worker_that_stopped_is_not_killed(serve: Any) -> None:
+    """granian's supervisor waits for each worker in two threads: one that stopped is known
+    stopped to both, however late the thread that reaped it runs (``--slow-reap``)."""
+    served = serve("--slow-reap", "--workers", "2", "--grace", "20")
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(timeout=DEADLINE) == 0, served.output()
     assert "refused to gracefully stop" not in served.output()
@@ -269,7 +287,7 @@ def test_an_idle_server_stops_before_the_deadline(tmp_path: Path, server: str) -
     log = tmp_path / "out.log"
     log_secrets.LOG_FILES.append(log)
     with log.open("w") as out:
-        proc = subprocess.Popen(
+        proc = start_process(
             [
                 sys.executable,
                 "-m",
@@ -286,7 +304,6 @@ def test_an_idle_server_stops_before_the_deadline(tmp_path: Path, server: str) -
             stderr=subprocess.STDOUT,
             env=env,
             cwd=ROOT,
-            start_new_session=True,  # its workers in its process group, ended with it
         )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -306,8 +323,4 @@ def test_an_idle_server_stops_before_the_deadline(tmp_path: Path, server: str) -
             assert proc.wait(timeout=IDLE_STOP_DEADLINE) == 0, log.read_text()
         assert refused(port)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=30)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        kill(proc)

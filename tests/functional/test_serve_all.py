@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.functional.process_support import free_port, terminate
+from tests.functional.process_support import free_port, start_process, terminate
 
 pytestmark = pytest.mark.functional
 
@@ -27,7 +27,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
     env.update(INSTANCE_DIR=str(instance), PYTHONUNBUFFERED="1")
     log = instance / "out.log"
     with log.open("w") as out:
-        proc = subprocess.Popen(
+        proc = start_process(
             [sys.executable, "-m", "artcat", "serve", "all", "--port", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -1,11 +1,12 @@
 """`artcat serve resource --workers 2`: granian's worker processes sharing one port, each
-pinned to a core of its own, a killed one replaced by granian."""
+pinned to a core of its own, a killed one replaced by granian, all ended with their supervisor
+however it ends."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.functional.process_support import free_port, poll, terminate
+from tests.functional.process_support import free_port, kill, poll, start_process, terminate
 
 pytestmark = pytest.mark.functional
 DEADLINE = 30.0  # a hang guard
@@ -48,19 +49,29 @@ def workers_of(pid: int) -> list[int]:
     return out
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux CPU affinity")
-def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) -> None:
-    port = free_port()
+def started_at(pid: int) -> int | None:
+    """Return when a process started (clock ticks after boot), None once it has ended (a
+    zombie has): with its pid, it names one process, whatever process gets the pid later."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else int(fields[19])
+
+
+def serve_with_workers(tmp_path: Path, service: str, port: int) -> subprocess.Popen[bytes]:
+    """Start `artcat serve SERVICE` on granian with two workers (the embedded stores)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env.update(INSTANCE_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
     with (tmp_path / "out.log").open("w") as log:
-        proc = subprocess.Popen(
+        return start_process(
             [
                 sys.executable,
                 "-m",
                 "artcat",
                 "serve",
-                "resource",
+                service,
+                "--no-demo",
                 "--workers",
                 "2",
                 "--server",
@@ -72,8 +83,13 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
             stderr=subprocess.STDOUT,
             env=env,
             cwd=Path(__file__).resolve().parents[2],
-            start_new_session=True,  # its workers in its process group, ended with it
         )
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs Linux CPU affinity")
+def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) -> None:
+    port = free_port()
+    proc = serve_with_workers(tmp_path, "resource", port)
     url = f"http://127.0.0.1:{port}"
     try:
 
@@ -117,11 +133,46 @@ def test_workers_are_pinned_share_the_port_and_are_supervised(tmp_path: Path) ->
         asked = time.monotonic()
         terminate(proc, timeout=20)
         stopped = time.monotonic() - asked
-        with contextlib.suppress(ProcessLookupError):  # whatever a failure left behind
-            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 0
     # Stopped while the replacement may still be loading its app: it stops too, at once, not
-    # at the end of the grace period (SHUTDOWN_GRACE, 10 s). (granian may still log a kill of
-    # a replacement it had only begun to start: its wait on that process returns at once.)
+    # at the end of the grace period (SHUTDOWN_GRACE, 10 s), and is not reported as refusing.
     assert stopped < 10, stopped
+    assert "refused to gracefully stop" not in (tmp_path / "out.log").read_text()
     assert workers_of(proc.pid) == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_workers_end_with_their_supervisor_killed(tmp_path: Path) -> None:
+    """A supervisor SIGKILLed (its stop timed out, the OOM killer) stops no worker: each ends
+    with it all the same, and none serves the port on."""
+    port = free_port()
+    proc = serve_with_workers(tmp_path, "all", port)
+    try:
+
+        def ready() -> bool:
+            assert proc.poll() is None, (tmp_path / "out.log").read_text()
+            try:
+                return requests.get(f"http://127.0.0.1:{port}/readyz", timeout=1).ok
+            except requests.ConnectionError:
+                return False
+
+        poll(ready, 90, "the server answers", interval=0.1)
+        poll(lambda: len(workers_of(proc.pid)) == 2, DEADLINE, "two workers", interval=0.1)
+        workers = {pid: started_at(pid) for pid in workers_of(proc.pid)}
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=DEADLINE) == -signal.SIGKILL
+
+        def all_ended() -> bool:
+            # A process is a zombie once its main thread has ended, and holds the port until
+            # its last thread has: the port must be refused too.
+            if any(started_at(pid) == since for pid, since in workers.items()):
+                return False
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    return False
+            except ConnectionRefusedError:
+                return True
+
+        poll(all_ended, 5, "every worker ended with its supervisor, and the port refused")
+    finally:
+        kill(proc)  # and the embedded Redis it started

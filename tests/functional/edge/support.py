@@ -18,7 +18,7 @@ import pytest
 
 from tests.edge_config import render
 from tests.functional import log_secrets
-from tests.functional.process_support import free_port, poll
+from tests.functional.process_support import end_what_is_left, free_port, poll, start_process
 
 
 def nginx_binary() -> str | None:
@@ -90,7 +90,7 @@ def running_nginx(prefix: Path, upstreams: Mapping[str, Sequence[str]]) -> Itera
     # The edge's access and error lines join the end-of-session check for secrets.
     log_secrets.LOG_FILES += [prefix / "stdout.log", prefix / "error.log"]
     with (prefix / "stdout.log").open("ab") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        proc = start_process(command, stdout=out, stderr=subprocess.STDOUT)
     edge = Nginx(proc, port, internal, prefix)
 
     def listening() -> bool:
@@ -115,3 +115,4 @@ def running_nginx(prefix: Path, upstreams: Mapping[str, Sequence[str]]) -> Itera
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        end_what_is_left(proc)  # a worker of a master killed

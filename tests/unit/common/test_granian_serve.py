@@ -6,6 +6,8 @@ import io
 import multiprocessing
 import os
 import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
-from common.granian_serve import RequestRules, claim_slot, guarded
+from common.granian_serve import RequestRules, WorkerProcess, claim_slot, guarded
 from common.serve import MAX_REQUEST_BODY
 from common.settings import forget_settings, settings_names
 
@@ -189,3 +191,46 @@ def test_a_worker_takes_a_free_slot_or_the_slot_of_a_dead_or_oldest_one() -> Non
         for p in live:
             p.kill()
             p.wait()
+
+
+def test_a_worker_reaped_by_another_thread_is_known_to_have_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """granian's supervisor waits for a worker in two threads: the one that does not reap it
+    still learns it ended, and how, however late the reaping thread runs on (multiprocessing's
+    own start would call it alive, and granian kill a worker that had stopped at once)."""
+    waitpid = os.waitpid
+
+    def reaping_late(pid: int, options: int) -> tuple[int, int]:
+        reaped = waitpid(pid, options)
+        if reaped[0] and threading.current_thread() is not threading.main_thread():
+            time.sleep(0.5)
+        return reaped
+
+    monkeypatch.setattr(os, "waitpid", reaping_late)
+    worker = WorkerProcess(target=os._exit, args=(3,))
+    worker.start()
+    watcher = threading.Thread(target=worker.join)  # as granian's, for each worker
+    watcher.start()
+    end = time.monotonic() + 10
+    while Path(f"/proc/{worker.pid}").exists() and time.monotonic() < end:  # until reaped
+        time.sleep(0.01)
+    assert not worker.is_alive()
+    assert worker.exitcode == 3
+    watcher.join()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_a_worker_whose_supervisor_ended_before_it_could_watch_it_ends_at_once() -> None:
+    """``end_with`` in a worker whose supervisor has ended already (before the kernel could be
+    asked to end the worker with it): the worker ends there; with its supervisor alive, it
+    goes on."""
+    script = (
+        "import os; from common.granian_serve import end_with; "
+        "end_with(os.getppid()); print('with its supervisor', flush=True); "
+        "end_with(os.getppid() + 1); print('without')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (out.returncode, out.stdout) == (0, "with its supervisor\n"), out.stderr
