@@ -47,7 +47,7 @@ from typing import Any
 import orjson
 from waitress.proxy_headers import proxy_headers_middleware
 
-from common import metrics
+from common import metrics, startup
 from common.api.errors import APIError, ParamError, TooLarge
 from common.serve import MAX_REQUEST_BODY, WAITRESS_OPTIONS, WSGIApp, core_plan, pin
 from common.settings import forget_settings
@@ -354,7 +354,11 @@ def run_granian(
         metrics.REGISTRY.start_publishing(directory)
         # The final totals, as the worker exits (multiprocessing runs these finalizers).
         util.Finalize(None, metrics.REGISTRY.stop_publishing, exitpriority=10)
-        app = guarded(build_app(), proxy or {})
+        startup.quiet()  # the app's imports and build, as in the supervisor's start-up
+        try:
+            app = guarded(build_app(), proxy or {})
+        finally:
+            startup.settle()
         forget_settings(forget)
         return app
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from artcat import startup
 from artcat.cli.support import LazyGroup
+from common import startup
 
 # Command -> (its module and attribute, imported only when it runs; its line in ``--help``).
 GROUPS = {

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 import click
 
-from artcat import startup
 from artcat.launch import build_wsgi, first_start, print_banner, wants_demo
+from common import startup
 from common.granian_serve import run_granian
 from common.logs import configure_logging
 from common.redis_store import connect_redis

@@ -3,10 +3,11 @@
 Starting a server imports a few hundred modules and builds its apps: hundreds of thousands of
 objects that live as long as the process. The collector's passes over them find nothing to
 free and cost a fifth of the start-up time. ``artcat`` (``artcat.cli.main.run``) turns it off
-first thing; ``settle`` turns it back on once the command is ready to work, and freezes what
-start-up made (moves it out of the collector's sight): as Python's documentation of
-``gc.freeze`` advises for a server that forks workers, whose collectors would otherwise write
-to every inherited object and copy the parent's memory page by page.
+first thing, and a granian worker while it builds its app; ``settle`` turns it back on once
+the command is ready to work, and freezes what start-up made (moves it out of the
+collector's sight): as Python's documentation of ``gc.freeze`` advises for a server that
+forks workers, whose collectors would otherwise write to every inherited object and copy the
+parent's memory page by page.
 """
 
 from __future__ import annotations
