@@ -28,15 +28,34 @@ request still apply, and at most ``LIMIT`` results are returned.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from sqlalchemy import Row, Select, and_, case, func, literal_column, select, union_all
+from sqlalchemy import (
+    BindParameter,
+    Row,
+    Select,
+    String,
+    and_,
+    bindparam,
+    case,
+    func,
+    literal_column,
+    select,
+    union_all,
+)
 from sqlalchemy.orm import Session, aliased
 
 from common.models import Artist, ArtistGene, Artwork, ArtworkArtist, ArtworkGene
 from common.visibility import visible_artwork
 
 LIMIT = 20
+# The subject's id, given when the statement runs: the scores' subqueries are built once (their
+# aliases and joins cost more CPU than running them on a small catalog) and the compiled
+# statement is cached by SQLAlchemy whatever the subject.
+SUBJECT: BindParameter[str] = bindparam("similar_subject_id", type_=String)
+_ARTIST = aliased(Artist, name="subject_artist")
+_ARTWORK = aliased(Artwork, name="subject_artwork")
 
 
 def _weight(n: int) -> Any:
@@ -44,37 +63,38 @@ def _weight(n: int) -> Any:
     return literal_column(str(n)).label("weight")
 
 
-def _sharing(link: Any, own: str, shared: str, subject_id: str, weight: int) -> Select[Any]:
+def _sharing(link: Any, own: str, shared: str, weight: int) -> Select[Any]:
     """Return the candidates (``own`` ids) found through rows of ``link`` that share their
     ``shared`` id with the subject's, ``weight`` for each share."""
     mine, theirs = aliased(link), aliased(link)
     return (
         select(getattr(theirs, own).label("candidate"), _weight(weight))
         .join(mine, getattr(mine, shared) == getattr(theirs, shared))
-        .where(getattr(mine, own) == subject_id)
+        .where(getattr(mine, own) == SUBJECT)
     )
 
 
-def _base_scores(subject_id: str, *found: Select[Any]) -> Any:
+def _base_scores(*found: Select[Any]) -> Any:
     """Return the subquery (candidate, base score): the weights of every way a candidate was
     found, summed, the subject left out."""
     pool = union_all(*found).subquery()
     return (
         select(pool.c.candidate, func.sum(pool.c.weight).label("base"))
-        .where(pool.c.candidate != subject_id)
+        .where(pool.c.candidate != SUBJECT)
         .group_by(pool.c.candidate)
         .subquery()
     )
 
 
-def _artist_scores(subject_id: str) -> Any:
+@functools.cache
+def _artist_scores() -> Any:
     """Return the subquery (artist_id, base score) of the candidates similar to an artist."""
-    by_gene = _sharing(ArtistGene, "artist_id", "gene_id", subject_id, 3)
+    by_gene = _sharing(ArtistGene, "artist_id", "gene_id", 3)
     my_link, my_work = aliased(ArtworkArtist), aliased(Artwork)
     partners = (
         select(my_work.partner_id)
         .join(my_link, my_link.artwork_id == my_work.id)
-        .where(my_link.artist_id == subject_id, my_work.partner_id.is_not(None))
+        .where(my_link.artist_id == SUBJECT, my_work.partner_id.is_not(None))
     )
     their_link, their_work = aliased(ArtworkArtist), aliased(Artwork)
     pairs = (
@@ -85,7 +105,7 @@ def _artist_scores(subject_id: str) -> Any:
         .subquery()
     )
     by_partner = select(pairs.c.candidate, _weight(2))
-    return _base_scores(subject_id, by_gene, by_partner)
+    return _base_scores(by_gene, by_partner)
 
 
 def similar_artists(
@@ -95,12 +115,10 @@ def similar_artists(
 
     ``base`` selects the artists' columns (``queries.rows``): the rows carry them and ``score``.
     """
-    scores = _artist_scores(subject_id)
-    subject = aliased(Artist)
+    scores = _artist_scores()
+    subject = _ARTIST
     score = scores.c.base + case((Artist.nationality == subject.nationality, 1), else_=0)
-    stmt = base.join(scores, scores.c.candidate == Artist.id).join(
-        subject, subject.id == subject_id
-    )
+    stmt = base.join(scores, scores.c.candidate == Artist.id).join(subject, subject.id == SUBJECT)
     if contemporary:
         stmt = stmt.where(
             Artist.birth_year.between(subject.birth_year - 20, subject.birth_year + 20)
@@ -112,20 +130,21 @@ def similar_artists(
         .order_by(score.desc(), Artist.published_artworks_count.desc(), Artist.id)
         .limit(LIMIT)
     )
-    return list(session.connection().execute(stmt).all())
+    return list(session.connection().execute(stmt, {SUBJECT.key: subject_id}).all())
 
 
-def _artwork_scores(subject_id: str) -> Any:
+@functools.cache
+def _artwork_scores() -> Any:
     """Return the subquery (artwork_id, base score) of the candidates similar to an artwork."""
-    by_artist = _sharing(ArtworkArtist, "artwork_id", "artist_id", subject_id, 4)
-    by_gene = _sharing(ArtworkGene, "artwork_id", "gene_id", subject_id, 3)
-    return _base_scores(subject_id, by_artist, by_gene)
+    by_artist = _sharing(ArtworkArtist, "artwork_id", "artist_id", 4)
+    by_gene = _sharing(ArtworkGene, "artwork_id", "gene_id", 3)
+    return _base_scores(by_artist, by_gene)
 
 
 def similar_artworks(session: Session, base: Select[Any], subject_id: str) -> list[Row[Any]]:
     """Return up to LIMIT artworks of ``base`` most similar to the subject, best first (rows)."""
-    scores = _artwork_scores(subject_id)
-    subject = aliased(Artwork)
+    scores = _artwork_scores()
+    subject = _ARTWORK
     score = (
         scores.c.base
         + case((Artwork.partner_id == subject.partner_id, 2), else_=0)
@@ -135,9 +154,9 @@ def similar_artworks(session: Session, base: Select[Any], subject_id: str) -> li
     stmt = (
         base.join(scores, scores.c.candidate == Artwork.id)
         # A hidden subject has no similar works: it answers as a missing one does.
-        .join(subject, and_(subject.id == subject_id, visible_artwork(subject)))
+        .join(subject, and_(subject.id == SUBJECT, visible_artwork(subject)))
         .add_columns(score.label("score"))
         .order_by(score.desc(), Artwork.iconicity.desc(), Artwork.id)
         .limit(LIMIT)
     )
-    return list(session.connection().execute(stmt).all())
+    return list(session.connection().execute(stmt, {SUBJECT.key: subject_id}).all())
