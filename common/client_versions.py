@@ -90,12 +90,22 @@ def current_version(redis: Redis, prefix: str) -> bytes | None:
     return value if isinstance(value, bytes) else None
 
 
+# The statements seen, and whether they write (SQLAlchemy hands the same string object over
+# each time a cached statement runs: its hash is kept, the lookup costs next to nothing).
+_seen: dict[str, bool] = {}
+_SEEN_MAX = 4096
+
+
 def writes_clients(sql: str) -> bool:
     """Tell whether a statement (its SQL) may change an application (see the module)."""
-    lower = sql.lower()
-    if CLIENTS_TABLE not in lower and OWNERS_TABLE not in lower:
-        return False  # most statements: two substring searches
-    return _WRITES.search(sql) is not None
+    found = _seen.get(sql)
+    if found is None:
+        lower = sql.lower()
+        found = (CLIENTS_TABLE in lower or OWNERS_TABLE in lower) and bool(_WRITES.search(sql))
+        if len(_seen) >= _SEEN_MAX:
+            _seen.clear()
+        _seen[sql] = found
+    return found
 
 
 def watch(engine: Engine, on_change: Announce) -> None:
