@@ -36,6 +36,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from redis import Redis
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     Exists,
     Select,
@@ -43,18 +44,23 @@ from sqlalchemy import (
     bindparam,
     exists,
     func,
+    literal_column,
+    null,
     select,
+    true,
     update,
 )
 from sqlalchemy.orm import Session
 
 from auth_server.audit import audit
 from common.api.constants import OFFLINE_ACCESS
+from common.api.prepared import Prepared
 from common.db import insert_rows
 from common.ids import new_id, utcnow
 from common.models import Application, RefreshFamily, RefreshToken, Token, User
 from common.tokens import TOKENS, IssuedToken, TokenStore, digest, generate_secret
 
+ACCESS = "access"  # the kind of the access tokens a refresh issues (a user's)
 INVALID_REFRESH = "The refresh token is invalid, expired, revoked or was issued to another client."
 GRANT_TYPE = "refresh_token"
 _GRACE_INFO = b"artcat refresh token grace pairs"
@@ -95,6 +101,8 @@ class Presented(TokenMixin):
     auth_time: int | None  # Unix seconds
     # The family's user when the rotation read it too (PostgreSQL), else None.
     user: User | None = field(default=None, compare=False, repr=False)
+    # The new pair the rotation wrote in its own statement (PostgreSQL), else None.
+    renewed: Renewed | None = field(default=None, compare=False, repr=False)
 
     def check_client(self, client: Any) -> bool:
         """Tell whether the token was issued to ``client``."""
@@ -130,6 +138,70 @@ class Presented(TokenMixin):
     def get_amr(self) -> list[str] | None:
         """Browser sessions start with a password only."""
         return ["pwd"] if self.auth_time is not None else None
+
+
+@dataclass(frozen=True)
+class Renewal:
+    """The new pair of a refresh, drawn before the rotation so that, on PostgreSQL, the
+    rotation's statement writes it too (one statement, one round trip): the access token
+    (``ARTCAT_ACCESS``, of the family's user and scope) and the refresh token that goes with it.
+    It is written only when the rotation claimed the token presented; a refresh that then fails
+    (a disabled user) rolls it back with the rotation."""
+
+    access_value: str
+    access_id: str
+    refresh_value: str
+    refresh_id: str
+    now: datetime
+    access_ttl: int
+    refresh_ttl: int
+
+    @classmethod
+    def draw(cls, *, access_ttl: int, refresh_ttl: int) -> Renewal:
+        """Draw the values of a new pair (written by ``rotate``)."""
+        return cls(
+            generate_secret(), new_id(), generate_secret(), new_id(), utcnow(), access_ttl,
+            refresh_ttl,
+        )  # fmt: skip
+
+    def binds(self) -> dict[str, Any]:
+        """Return the values the rotation's statement binds."""
+        return {
+            "b_access_id": self.access_id,
+            "b_access_digest": digest(self.access_value),
+            "b_access_expires": self.now + timedelta(seconds=self.access_ttl),
+            "b_refresh_id": self.refresh_id,
+            "b_refresh_digest": digest(self.refresh_value),
+            "b_refresh_expires": self.now + timedelta(seconds=self.refresh_ttl),
+        }
+
+    def written(self, *, application_id: str, user_id: str, scope: str) -> Renewed:
+        """Return the pair as the rotation wrote it for this family."""
+        values = {
+            "id": self.access_id,
+            "digest": digest(self.access_value),
+            "kind": ACCESS,
+            "application_id": application_id,
+            "user_id": user_id,
+            "scope": scope,
+            "code_id": None,
+            "created_at": self.now,
+            "expires_at": self.now + timedelta(seconds=self.access_ttl),
+            "expired_at": None,
+        }
+        access = IssuedToken(self.access_value, Token(**values), values)
+        return Renewed(access, self.refresh_value, self.refresh_id, self.access_ttl)
+
+
+@dataclass(frozen=True)
+class Renewed:
+    """The pair a rotation wrote: its access token, the refresh token's value and id, and the
+    access token's lifetime."""
+
+    access: IssuedToken
+    refresh_value: str
+    refresh_id: str
+    access_ttl: int
 
 
 @dataclass(frozen=True)
@@ -310,7 +382,73 @@ def _rotate_in_one() -> Select[Any]:
     )
 
 
+def _rotate_and_renew() -> Select[Any]:
+    """PostgreSQL: the rotation of ``_rotate_in_one`` and the new pair (``Renewal``) in one
+    statement. The pair is written only once the token was claimed, for the family's user (a
+    user deleted since cannot be given a token: nothing is written, and the grant refuses);
+    its foreign keys are checked at the end of the statement (the refresh token names the
+    access token written beside it)."""
+    family = _TOUCH_FAMILY.cte("family")
+    claim = _CLAIM.where(exists(select(family.c.id))).cte("claim")
+    app: BindParameter[str] = bindparam("b_application_id")
+    access_values: dict[str, Any] = {
+        "id": bindparam("b_access_id"),
+        "digest": bindparam("b_access_digest"),
+        "kind": literal_column(f"'{ACCESS}'"),
+        "application_id": app,
+        "user_id": family.c.user_id,
+        "scope": family.c.scope,
+        "code_id": null(),
+        "created_at": _NOW,
+        "expires_at": bindparam("b_access_expires", type_=TOKENS.c.expires_at.type),
+        "expired_at": null(),
+    }
+    access = (
+        TOKENS.insert()
+        .from_select(
+            list(access_values),
+            select(*access_values.values())
+            .select_from(family.join(USERS, USERS.c.id == family.c.user_id))
+            .where(exists(select(claim.c.id))),
+        )
+        .returning(TOKENS.c.id)
+        .cte("access")
+    )
+    refresh_values: dict[str, Any] = {
+        "id": bindparam("b_refresh_id"),
+        "digest": bindparam("b_refresh_digest"),
+        "family_id": family.c.id,
+        "application_id": app,
+        "access_token_id": access.c.id,
+        "created_at": _NOW,
+        "expires_at": bindparam("b_refresh_expires", type_=REFRESH_TOKENS.c.expires_at.type),
+        "rotated_at": null(),
+        "revoked_at": null(),
+    }
+    for table, values in ((TOKENS, access_values), (REFRESH_TOKENS, refresh_values)):
+        if set(values) != set(table.c.keys()):  # a column left out would need its default here
+            raise ValueError(f"the rotation's INSERT into {table.name} names other columns")
+    renewed = (
+        REFRESH_TOKENS.insert()
+        .from_select(
+            list(refresh_values),
+            select(*refresh_values.values()).select_from(family.join(access, true())),
+        )
+        .returning(REFRESH_TOKENS.c.id)
+        .cte("renewed")
+    )
+    claimed = select(claim.c.id).scalar_subquery().label("claimed")
+    issued = select(renewed.c.id).scalar_subquery().label("issued")
+    return select(
+        family, claimed, issued, *(c.label(f"u_{c.name}") for c in USER_COLUMNS)
+    ).select_from(family.outerjoin(USERS, USERS.c.id == family.c.user_id))
+
+
 _ROTATE_IN_ONE = _rotate_in_one()
+# Run on the driver's cursor (``common.api.prepared``): a refresh's statement through SQLAlchemy's
+# execution costs about as much CPU again as the driver and the database.
+_ROTATE_PREPARED = Prepared(_ROTATE_IN_ONE)
+_ROTATE_AND_RENEW = Prepared(_rotate_and_renew())
 
 
 def rotate(
@@ -320,18 +458,29 @@ def rotate(
     *,
     value: str,
     application_id: str,
+    renewal: Renewal | None = None,
 ) -> Presented | Replay:
     """Rotate the refresh token ``value`` of ``application_id`` in the caller's transaction.
 
     Returns the token's family (the caller issues the new pair and commits), or the pair a
     concurrent rotation just issued (within the grace period). Raises InvalidGrantError for any
     other token; a reuse past the grace period first revokes the family (committed here).
+    On PostgreSQL the rotation also writes the ``renewal`` given (``Presented.renewed``: the
+    caller then writes no pair of its own).
     """
     token_digest = digest(value)
-    now = utcnow()
+    now = renewal.now if renewal is not None else utcnow()
     keys = {"b_digest": token_digest, "b_application_id": application_id, "b_now": now}
     one_statement = db.get_bind().dialect.name == "postgresql"
-    family = db.execute(_ROTATE_IN_ONE if one_statement else _TOUCH_FAMILY, keys).first()
+    if one_statement:
+        conn = db.connection()
+        if renewal is not None:
+            found = _ROTATE_AND_RENEW.rows(conn, {**keys, **renewal.binds()})
+        else:
+            found = _ROTATE_PREPARED.rows(conn, keys)
+        family = found[0] if found else None
+    else:
+        family = db.execute(_TOUCH_FAMILY, keys).first()
     if family is None:
         db.rollback()
         raise InvalidGrantError(description=INVALID_REFRESH)
@@ -347,6 +496,10 @@ def rotate(
         claimed = family.claimed
         if family.u_id is not None:
             presented.user = user_of(family, prefix="u_")
+        if renewal is not None and getattr(family, "issued", None) is not None:
+            presented.renewed = renewal.written(
+                application_id=application_id, user_id=family.user_id, scope=family.scope
+            )
     else:
         claimed = db.execute(_CLAIM, keys).scalar()
     if claimed is not None:
@@ -379,6 +532,13 @@ def rotate(
         tokens_expired=len(expired),
     )
     raise InvalidGrantError(description=INVALID_REFRESH)
+
+
+def discard_renewed(db: Session, renewed: Renewed) -> None:
+    """Delete the pair a rotation wrote, in the caller's transaction (the grant issues another:
+    never seen, as the two statements' transaction is one)."""
+    db.execute(REFRESH_TOKENS.delete().where(REFRESH_TOKENS.c.id == renewed.refresh_id))
+    db.execute(TOKENS.delete().where(TOKENS.c.id == renewed.access.row.id))
 
 
 def user_of(row: Any, *, prefix: str = "") -> User:

@@ -29,7 +29,15 @@ from auth_server.context import issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER, error_response, parse_scope, token_ttl
 from auth_server.params import JSON, json_body, request_params
-from auth_server.refresh import GracePairs, issue_beside, short_lived, wants_refresh
+from auth_server.refresh import (
+    GracePairs,
+    Presented,
+    Renewed,
+    discard_renewed,
+    issue_beside,
+    short_lived,
+    wants_refresh,
+)
 from auth_server.token_params import OAUTH_PARAMS, PASSWORD_GRANTS
 from common.api.constants import BAD_CLIENT
 from common.api.errors import APIError
@@ -244,20 +252,26 @@ class Server(AuthorizationServer):
         code = oauth_request.authorization_code
         db = request_db(oauth_request)
         tokens = svc.stores.tokens
-        issued = tokens.new(
-            kind="access" if user is not None else "xapp",
-            application_id=client.app.id,
-            user_id=user.id if user is not None else None,
-            ttl=token["expires_in"],
-            scope=token.get("scope", ""),
-            code_id=code.id if code is not None else None,
-        )
+        kind = "access" if user is not None else "xapp"
+        scope = token.get("scope", "")
+        renewed = _written_by_rotation(oauth_request, token, kind, scope)
         refresh_token = None
-        if token.get(WITH_REFRESH):
-            ttl = svc.settings.refresh_token_ttl
-            refresh_token = issue_beside(db, oauth_request, issued, ttl=ttl)
+        if renewed is not None:
+            issued, refresh_token = renewed.access, renewed.refresh_value
         else:
-            db.execute(TOKENS.insert(), issued.values())
+            issued = tokens.new(
+                kind=kind,
+                application_id=client.app.id,
+                user_id=user.id if user is not None else None,
+                ttl=token["expires_in"],
+                scope=scope,
+                code_id=code.id if code is not None else None,
+            )
+            if token.get(WITH_REFRESH):
+                ttl = svc.settings.refresh_token_ttl
+                refresh_token = issue_beside(db, oauth_request, issued, ttl=ttl)
+            else:
+                db.execute(TOKENS.insert(), issued.values())
         if oauth_request.credential is not None:
             # A device grant (RFC 8628) remembers its token: revoking the grant expires it.
             oauth_request.credential.issued(db, issued.row.id)
@@ -304,6 +318,33 @@ class Server(AuthorizationServer):
         if error.redirect_uri:
             return super().handle_error_response(oauth_request, error)
         return self.handle_response(*error_response(error, oauth_request.payload.state))
+
+
+def _written_by_rotation(
+    oauth_request: OAuth2Request, token: dict[str, Any], kind: str, scope: str
+) -> Renewed | None:
+    """Return the pair the refresh's rotation wrote (``auth_server.refresh.Renewal``) when it
+    is the token described, else None (and the pair written is taken back: this one is
+    issued instead)."""
+    presented = oauth_request.refresh_token
+    if not isinstance(presented, Presented) or presented.renewed is None:
+        return None
+    renewed = presented.renewed
+    row = renewed.access.row
+    user = oauth_request.user
+    if (
+        token.get(WITH_REFRESH)
+        and kind == row.kind
+        and user is not None
+        and user.id == row.user_id
+        and scope == row.scope
+        and token["expires_in"] == renewed.access_ttl
+        and oauth_request.authorization_code is None
+        and oauth_request.credential is None
+    ):
+        return renewed
+    discard_renewed(request_db(oauth_request), renewed)
+    return None
 
 
 class Issuer(IssuerParameter):
