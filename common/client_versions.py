@@ -36,6 +36,8 @@ from redis.exceptions import RedisError
 from sqlalchemy import Engine, event
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from common.redis_exchange import exchange_of
+
 log = logging.getLogger("artcat.clients")
 
 # The table whose rows the processes keep, and the one whose deletion changes them (SET NULL).
@@ -81,10 +83,11 @@ def current_version(redis: Redis, prefix: str) -> bytes | None:
     """Return the version, or None when it is unknown (unset: then a new one is set for the
     next request; Redis unreachable: the caller reads the database)."""
     key = version_key(prefix)
+    exchange = exchange_of(redis)  # every token request asks: at a command's CPU cost
     try:
-        value = redis.get(key)
+        value = exchange.run([("GET", key)])[0]
         if value is None:
-            redis.set(key, new_version(), nx=True)
+            exchange.run([("SET", key, new_version(), "NX")])
     except RedisError:
         return None
     return value if isinstance(value, bytes) else None
