@@ -42,7 +42,7 @@ from auth_server.token_params import OAUTH_PARAMS, PASSWORD_GRANTS
 from common.api.constants import BAD_CLIENT
 from common.api.errors import APIError
 from common.ids import format_ts
-from common.redis_store import pipelined
+from common.redis_exchange import exchange_of
 from common.tokens import TOKENS
 
 EXTENSION_KEY = "artcat.oauth_server"
@@ -291,13 +291,12 @@ class Server(AuthorizationServer):
         # a concurrent refresh that finds the token rotated finds the pair too, within the
         # grace period).
         rotated = oauth_request.refresh_token if refresh_token is not None else None
-
-        def publish(pipe: Any) -> None:
-            tokens.publish(row, pipe)
-            if rotated is not None:
-                grace_pairs().remember(rotated.digest, body, pipe)
-
-        pipelined(svc.stores.redis, publish)
+        commands = [tokens.publish_command(row)]
+        if rotated is not None:
+            commands.append(grace_pairs().command(rotated.digest, body))
+        sent = [command for command in commands if command is not None]
+        if sent:
+            exchange_of(svc.stores.redis).run(sent)
         db.commit()
         audit(
             "token.issued",

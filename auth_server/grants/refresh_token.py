@@ -21,6 +21,7 @@ from auth_server.inputs import is_clean
 from auth_server.oidc import ArtcatOpenIDCode
 from auth_server.refresh import (
     INVALID_REFRESH,
+    FamilyUser,
     Presented,
     Renewal,
     Replay,
@@ -29,7 +30,6 @@ from auth_server.refresh import (
 )
 from auth_server.server import grace_pairs, request_db
 from auth_server.token_params import TOKEN_METHODS
-from common.models import User
 
 REPLAY_KEY = "refresh_replay"
 
@@ -70,9 +70,9 @@ class RefreshGrant(grants.RefreshTokenGrant):
             return outcome.presented
         return outcome
 
-    def authenticate_user(self, refresh_token: Presented) -> User:
+    def authenticate_user(self, refresh_token: Presented) -> FamilyUser:
         """Return the family's user, who must still be enabled (what a token and an ID token
-        read of them only, as a ``User`` that belongs to no session)."""
+        read of them only)."""
         user = family_user(request_db(self.request), refresh_token)
         if user is None or not user.enabled:
             raise InvalidGrantError(description="The user account is disabled.")
