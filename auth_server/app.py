@@ -14,6 +14,7 @@ from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.cleanup import Background
 from auth_server.context import AuthServices, services
+from auth_server.flask_app import AuthFlask
 from auth_server.grants.device_code import DeviceEndpoint
 from auth_server.logout import EndSession
 from auth_server.params import EXCHANGE_PATH, refused_in_query
@@ -103,7 +104,7 @@ def _refuse_secrets_in_query() -> Response | None:
 
 def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     """Build the auth server app with every route registered."""
-    app = Flask(__name__)
+    app = AuthFlask(__name__)
     # The site header's template is shared with the catalog's pages.
     app.jinja_loader = FileSystemLoader([Path(app.root_path, "templates"), TEMPLATES])
     app.config.update(

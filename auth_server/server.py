@@ -21,14 +21,13 @@ from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidRequestErro
 from authlib.oauth2.rfc9207 import IssuerParameter
 from flask import Flask, current_app, g, request
 from sqlalchemy.orm import Session
-from werkzeug.datastructures import MultiDict
 
 from auth_server.audit import audit
 from auth_server.clients import OAuthClient, query_client
 from auth_server.context import issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER, error_response, parse_scope, token_ttl
-from auth_server.params import JSON, json_body, request_params
+from auth_server.params import FORM, JSON, form_pairs, json_body, request_params
 from auth_server.refresh import (
     GracePairs,
     Presented,
@@ -112,9 +111,13 @@ class OAuthRequest(OAuth2Request):
             if value != "":  # RFC 6749 3.1: a parameter without a value is an omitted one
                 data[name] = value
         datalist: dict[str, list[str]] = {}
-        for source in (request.args, request.form):
-            for name, values in MultiDict(source).lists():
-                datalist.setdefault(name, []).extend(v for v in values if v != "")
+        for name, values in request.args.lists():
+            datalist.setdefault(name, []).extend(v for v in values if v != "")
+        if (request.mimetype or "") == FORM:  # only a form body fills ``request.form``
+            for name, value in form_pairs(request):
+                found = datalist.setdefault(name, [])
+                if value != "":
+                    found.append(value)
         self.payload = Payload(data, datalist)
         self._form = data
 
