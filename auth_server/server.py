@@ -94,7 +94,10 @@ class OAuthRequest(OAuth2Request):
     """An OAuth request read the reference API's way; empty parameters count as absent."""
 
     def __init__(self) -> None:
-        super().__init__(request.method, _TRANSPORT_CHECKED_ELSEWHERE, headers=request.headers)
+        super().__init__(request.method, _TRANSPORT_CHECKED_ELSEWHERE)
+        # Set here, not given: Authlib's ``headers or {}`` would count the headers, which reads
+        # every key of the WSGI environ.
+        self.headers = request.headers
         try:
             raw = request_params(request)
         except APIError as ex:
