@@ -14,7 +14,7 @@ FORM = "application/x-www-form-urlencoded"
 MULTIPART = "multipart/form-data"
 JSON = "application/json"
 # Where ``form_pairs`` keeps a request's pairs (the request's environ: they are read twice).
-_FORM_PAIRS = "artcat.form_pairs"
+FORM_PAIRS = "artcat.form_pairs"
 
 
 def json_body(req: Request) -> Any:
@@ -44,11 +44,11 @@ def form_pairs(req: Request) -> list[tuple[str, str]]:
     body, under the same size limit), without its parser's and ``MultiDict``'s machinery: on a
     token request that machinery cost more than the parsing.
     """
-    found: list[tuple[str, str]] | None = req.environ.get(_FORM_PAIRS)
+    found: list[tuple[str, str]] | None = req.environ.get(FORM_PAIRS)
     if found is None:
         body = req.get_data()
         found = parse_qsl(body.decode(), keep_blank_values=True, errors="werkzeug.url_quote")
-        req.environ[_FORM_PAIRS] = found
+        req.environ[FORM_PAIRS] = found
     return found
 
 

@@ -19,12 +19,12 @@ from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.oauth2.rfc6749 import OAuth2Payload, OAuth2Request
 from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidRequestError, OAuth2Error
 from authlib.oauth2.rfc9207 import IssuerParameter
-from flask import Flask, current_app, g, request
+from flask import Flask, Request, current_app, g, request
 from sqlalchemy.orm import Session
 
 from auth_server.audit import audit
 from auth_server.clients import OAuthClient, query_client
-from auth_server.context import issuer, services
+from auth_server.context import bare_request, current_request, issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER, error_response, parse_scope, token_ttl
 from auth_server.params import FORM, JSON, form_pairs, json_body, request_params
@@ -55,16 +55,16 @@ KNOWN_PARAMS = OAUTH_PARAMS
 WITH_REFRESH = "with_refresh_token"
 
 
-def _refuse_json_non_strings() -> None:
+def _refuse_json_non_strings(req: Request) -> None:
     """Refuse a JSON body whose OAuth parameter is not a string (never coerced to text).
 
     ``request_params`` turns ``{"client_id": true}`` into the text "True"; every OAuth parameter
     is a string (RFC 6749 appendix A), so another JSON type is a malformed request.
     """
-    mimetype = request.mimetype or ""
+    mimetype = req.mimetype or ""
     if mimetype != JSON and not mimetype.endswith("+json"):
         return
-    body = json_body(request)
+    body = json_body(req)
     if not isinstance(body, dict):
         return
     for name in sorted(KNOWN_PARAMS & body.keys()):
@@ -93,16 +93,17 @@ class Payload(OAuth2Payload):
 class OAuthRequest(OAuth2Request):
     """An OAuth request read the reference API's way; empty parameters count as absent."""
 
-    def __init__(self) -> None:
-        super().__init__(request.method, _TRANSPORT_CHECKED_ELSEWHERE)
+    def __init__(self, req: Request) -> None:
+        super().__init__(req.method, _TRANSPORT_CHECKED_ELSEWHERE)
+        self.http = req
         # Set here, not given: Authlib's ``headers or {}`` would count the headers, which reads
         # every key of the WSGI environ.
-        self.headers = request.headers
+        self.headers = req.headers
         try:
-            raw = request_params(request)
+            raw = request_params(req)
         except APIError as ex:
             raise InvalidRequestError(description=ex.message) from None
-        _refuse_json_non_strings()
+        _refuse_json_non_strings(req)
         state = raw.get("state")
         if state and is_clean(state):
             g.oauth_state = state  # echoed in the error body, whatever goes wrong next
@@ -114,10 +115,10 @@ class OAuthRequest(OAuth2Request):
             if value != "":  # RFC 6749 3.1: a parameter without a value is an omitted one
                 data[name] = value
         datalist: dict[str, list[str]] = {}
-        for name, values in request.args.lists():
+        for name, values in req.args.lists():
             datalist.setdefault(name, []).extend(v for v in values if v != "")
-        if (request.mimetype or "") == FORM:  # only a form body fills ``request.form``
-            for name, value in form_pairs(request):
+        if (req.mimetype or "") == FORM:  # only a form body fills ``request.form``
+            for name, value in form_pairs(req):
                 found = datalist.setdefault(name, [])
                 if value != "":
                     found.append(value)
@@ -128,7 +129,7 @@ class OAuthRequest(OAuth2Request):
     def uri(self) -> str:
         """Return the request's URL, built when asked only (a token request never asks, and
         building it costs a tenth of a refresh)."""
-        return request.url
+        return self.http.url
 
     @uri.setter
     def uri(self, _placeholder: str) -> None:
@@ -137,7 +138,7 @@ class OAuthRequest(OAuth2Request):
     @property
     def args(self) -> Any:
         """Return the query string."""
-        return request.args
+        return self.http.args
 
     @property
     def form(self) -> dict[str, str]:
@@ -165,7 +166,8 @@ def grace_pairs() -> GracePairs:
     )
 
 
-def _close_request_db(_exc: BaseException | None) -> None:
+def close_request_db(_exc: BaseException | None = None) -> None:
+    """Close the request's database session, if it opened one (after the request)."""
     db: Session | None = g.pop("oauth_db", None)
     if db is not None:
         db.close()  # rolls back whatever a failed request left uncommitted
@@ -174,9 +176,12 @@ def _close_request_db(_exc: BaseException | None) -> None:
 class Server(AuthorizationServer):
     """Authlib's Flask authorization server with our requests, clients, tokens and errors."""
 
-    def create_oauth2_request(self, _request: object) -> OAuthRequest:
-        """Read the current Flask request."""
-        return OAuthRequest()
+    def create_oauth2_request(self, given: object) -> OAuthRequest:
+        """Return the OAuth request given (``auth_server.token_path`` reads its own), else read
+        the current Flask request."""
+        if isinstance(given, OAuthRequest):
+            return given
+        return OAuthRequest(request)
 
     def get_token_grant(self, oauth_request: OAuth2Request) -> Any:
         """Find the grant; a request without grant_type, or by a method the endpoint does not
@@ -214,7 +219,7 @@ class Server(AuthorizationServer):
             client: OAuthClient = super().authenticate_client(oauth_request, methods, endpoint)
         except InvalidClientError:
             client_id = (basic or (form.get("client_id", ""), ""))[0]
-            audit("client.auth_failed", client_id=client_id[:64], ip=request.remote_addr)
+            audit("client.auth_failed", client_id=client_id[:64], ip=current_request().remote_addr)
             raise InvalidClientError(description=BAD_CLIENT, status_code=401) from None
         return client
 
@@ -313,10 +318,19 @@ class Server(AuthorizationServer):
             scope=row.scope,
             expires_at=format_ts(row.expires_at),
             refresh=refresh_token is not None,
-            ip=request.remote_addr,
+            ip=current_request().remote_addr,
         )
         token.clear()
         token.update(body)
+
+    def handle_response(
+        self, status_code: int, payload: Any, headers: list[tuple[str, str]]
+    ) -> Any:
+        """Answer: a Flask response, or (status, payload, headers) for a request answered before
+        Flask (``auth_server.token_path`` renders it as Flask would)."""
+        if bare_request.get() is not None:
+            return status_code, payload, headers
+        return super().handle_response(status_code, payload, headers)
 
     def handle_error_response(self, oauth_request: OAuth2Request, error: OAuth2Error) -> Any:
         """Answer an error: a redirect to a validated client URI, else our JSON body."""
@@ -391,7 +405,7 @@ def install(
     for endpoint in endpoints:
         server.register_endpoint(endpoint)
     server.register_extension(Issuer())
-    app.teardown_request(_close_request_db)
+    app.teardown_request(close_request_db)
     app.extensions[EXTENSION_KEY] = server
     return server
 
