@@ -396,24 +396,32 @@ def issue_refresh(
 # Built once: a refresh runs these two statements, and building a statement costs as much CPU
 # as executing it. ``now`` binds with the columns' own type (UTC-aware datetimes).
 _NOW = bindparam("b_now", type_=REFRESH_TOKENS.c.expires_at.type)
+
+
 # The family's row first (the lock every revocation takes first too), in one statement with
 # finding the token: a revoked family, an unknown token and another client's token (neither
 # acknowledged nor revoked by a client not its own) all stop here.
-_TOUCH_FAMILY = (
-    FAMILIES.update()
-    .where(
-        FAMILIES.c.id
-        == select(REFRESH_TOKENS.c.family_id)
+def _touch_family(*more: ColumnElement[Any]) -> Any:
+    """Return the family's UPDATE, RETURNING its row (and ``more``: built whole, as a
+    statement's RETURNING columns are worked out once)."""
+    return (
+        FAMILIES.update()
         .where(
-            REFRESH_TOKENS.c.digest == bindparam("b_digest"),
-            REFRESH_TOKENS.c.application_id == bindparam("b_application_id"),
+            FAMILIES.c.id
+            == select(REFRESH_TOKENS.c.family_id)
+            .where(
+                REFRESH_TOKENS.c.digest == bindparam("b_digest"),
+                REFRESH_TOKENS.c.application_id == bindparam("b_application_id"),
+            )
+            .scalar_subquery(),
+            FAMILIES.c.revoked_at.is_(None),
         )
-        .scalar_subquery(),
-        FAMILIES.c.revoked_at.is_(None),
+        .values(used_at=_NOW)
+        .returning(FAMILIES.c.id, FAMILIES.c.user_id, FAMILIES.c.scope, FAMILIES.c.auth_time, *more)
     )
-    .values(used_at=_NOW)
-    .returning(FAMILIES.c.id, FAMILIES.c.user_id, FAMILIES.c.scope, FAMILIES.c.auth_time)
-)
+
+
+_TOUCH_FAMILY = _touch_family()
 # The conditional UPDATE of which, among concurrent refreshes with one token, exactly one wins.
 _CLAIM = (
     REFRESH_TOKENS.update()
@@ -514,10 +522,34 @@ def _rotate_and_renew() -> Select[Any]:
 
 
 _ROTATE_IN_ONE = _rotate_in_one()
+
+
+def _touch_and_read() -> Any:
+    """SQLite: the family's row and its user's in one statement (the claim is another: no
+    UPDATE in a WITH clause there). RETURNING names the updated table's columns unqualified: the
+    user's table is aliased, so that each name resolves to one table only."""
+    owner = USERS.alias("owner")
+    return _touch_family(
+        *(
+            select(owner.c[c.name])
+            .where(owner.c.id == FAMILIES.c.user_id)
+            .scalar_subquery()
+            .label(f"u_{c.name}")
+            for c in USER_COLUMNS
+        )
+    )
+
+
+_TOUCH_AND_READ = _touch_and_read()
 # Run on the driver's cursor (``common.api.prepared``): a refresh's statement through SQLAlchemy's
 # execution costs about as much CPU again as the driver and the database.
 _ROTATE_PREPARED = Prepared(_ROTATE_IN_ONE)
 _ROTATE_AND_RENEW = Prepared(_rotate_and_renew())
+_TOUCH_PREPARED = Prepared(_TOUCH_AND_READ)
+_CLAIM_PREPARED = Prepared(_CLAIM)
+_USER_PREPARED = Prepared(_USER_BY_ID)
+# A refresh's rows, one INSERT each where they are not written in one statement (SQLite).
+_INSERTS = {table: Prepared(table.insert()) for table in (TOKENS, FAMILIES, REFRESH_TOKENS)}
 
 
 def rotate(
@@ -541,15 +573,14 @@ def rotate(
     now = renewal.now if renewal is not None else utcnow()
     keys = {"b_digest": token_digest, "b_application_id": application_id, "b_now": now}
     one_statement = db.get_bind().dialect.name == "postgresql"
-    if one_statement:
-        conn = db.connection()
-        if renewal is not None:
-            found = _ROTATE_AND_RENEW.rows(conn, {**keys, **renewal.binds()})
-        else:
-            found = _ROTATE_PREPARED.rows(conn, keys)
-        family = found[0] if found else None
+    conn = db.connection()
+    if one_statement and renewal is not None:
+        found = _ROTATE_AND_RENEW.rows(conn, {**keys, **renewal.binds()})
+    elif one_statement:
+        found = _ROTATE_PREPARED.rows(conn, keys)
     else:
-        family = db.execute(_TOUCH_FAMILY, keys).first()
+        found = _TOUCH_PREPARED.rows(conn, keys)
+    family = found[0] if found else None
     if family is None:
         db.rollback()
         raise InvalidGrantError(description=INVALID_REFRESH)
@@ -561,16 +592,16 @@ def rotate(
         family.scope,
         int(family.auth_time.timestamp()) if family.auth_time is not None else None,
     )
+    if family.u_id is not None:
+        presented.user = user_of(family, prefix="u_")
     if one_statement:
         claimed = family.claimed
-        if family.u_id is not None:
-            presented.user = user_of(family, prefix="u_")
         if renewal is not None and getattr(family, "issued", None) is not None:
             presented.renewed = renewal.written(
                 application_id=application_id, user_id=family.user_id, scope=family.scope
             )
     else:
-        claimed = db.execute(_CLAIM, keys).scalar()
+        claimed = _CLAIM_PREPARED.scalar(conn, keys)
     if claimed is not None:
         return presented
     rotated_at = db.scalar(
@@ -619,7 +650,8 @@ def family_user(db: Session, presented: Presented) -> FamilyUser | None:
     """Return the user of the family ``presented`` rotated (read by the rotation when it could)."""
     if presented.user is not None:
         return presented.user
-    row = db.execute(_USER_BY_ID, {"b_user_id": presented.user_id}).first()
+    found = _USER_PREPARED.rows(db.connection(), {"b_user_id": presented.user_id})
+    row = found[0] if found else None
     return user_of(row) if row is not None else None
 
 
@@ -787,5 +819,10 @@ def issue_beside(db: Session, oauth_request: Any, access: IssuedToken, *, ttl: i
         family_id=family_id, application_id=row.application_id, access_token_id=row.id, ttl=ttl
     )
     rows.append((REFRESH_TOKENS, refresh))
-    insert_rows(db, *rows)
+    if db.get_bind().dialect.name == "postgresql":
+        insert_rows(db, *rows)  # one statement
+    else:
+        conn = db.connection()
+        for table, values in rows:
+            _INSERTS[table].rows(conn, values)
     return value
