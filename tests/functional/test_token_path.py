@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import io
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ from flask import Flask
 from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.app import create_app
+from auth_server.refresh import issue_refresh, start_family
 from auth_server.server import close_request_db
 from auth_server.token_path import BARE_AFTER_HOOKS, BARE_HOOKS, TokenPath, taken
 from common.observability import ROUTE_KEY
@@ -78,6 +80,17 @@ def same_shape(body: bytes) -> Any:
     return data
 
 
+def test_an_openid_refresh_gets_an_id_token_on_the_token_path(
+    app: Flask, world: World, auth_settings: AuthSettings, sessions: sessionmaker[Session]
+) -> None:
+    (token,) = signed_in_families(sessions, auth_settings, world, 1)
+    creds = f"client_id={world.client_id}&client_secret={world.client_secret}"
+    body = f"grant_type=refresh_token&{creds}&refresh_token={token}".encode()
+    status, _headers, answer, _route = call(TokenPath(app, flask_only(app)), environ(body))
+    assert status == "200 OK", answer
+    assert orjson.loads(answer)["id_token"].count(".") == 2
+
+
 @pytest.fixture
 def app(auth_settings: AuthSettings, stores: Stores) -> Flask:
     return create_app(auth_settings, stores)
@@ -99,16 +112,48 @@ def refresh_tokens(auth_settings: AuthSettings, stores: Stores, w: World, count:
     return found
 
 
+def signed_in_families(
+    sessions: sessionmaker[Session], auth_settings: AuthSettings, w: World, count: int
+) -> list[str]:
+    """Return refresh tokens of ``openid offline_access`` families begun by a sign-in (their
+    refreshes carry an ID token)."""
+    with sessions() as s, s.begin():
+        found = []
+        for _ in range(count):
+            family = start_family(
+                s,
+                application_id=w.application_id,
+                user_id=w.user_id,
+                scope="offline_access openid",
+                auth_time=int(time.time()) - 60,
+            )
+            found.append(
+                issue_refresh(
+                    s,
+                    family_id=family,
+                    application_id=w.application_id,
+                    access_token_id=None,
+                    ttl=auth_settings.refresh_token_ttl,
+                )
+            )
+    return found
+
+
 def basic(w: World, secret: str | None = None) -> str:
     pair = f"{w.client_id}:{secret or w.client_secret}".encode()
     return "Basic " + base64.b64encode(pair).decode()
 
 
 def test_refresh_grants_are_answered_as_the_flask_view_answers_them(
-    app: Flask, world: World, auth_settings: AuthSettings, stores: Stores
+    app: Flask,
+    world: World,
+    auth_settings: AuthSettings,
+    stores: Stores,
+    sessions: sessionmaker[Session],
 ) -> None:
     bare, view = TokenPath(app, flask_only(app)), flask_only(app)
     tokens = iter(refresh_tokens(auth_settings, stores, world, 8))
+    openid = iter(signed_in_families(sessions, auth_settings, world, 2))
     creds = f"client_id={world.client_id}&client_secret={world.client_secret}"
 
     def both(make: Callable[[], tuple[bytes, dict[str, str]]]) -> None:
@@ -138,6 +183,12 @@ def test_refresh_grants_are_answered_as_the_flask_view_answers_them(
         )
     )
     both(fresh(f"grant_type=refresh_token&{creds}&refresh_token={{token}}&scope=openid"))
+    both(
+        lambda: (
+            f"grant_type=refresh_token&{creds}&refresh_token={next(openid)}".encode(),
+            {},
+        )
+    )  # with a new ID token
     both(fixed(f"grant_type=refresh_token&{creds}&refresh_token=unknown&state=s2"))
     both(fixed(f"grant_type=refresh_token&{creds}"))
     both(fixed(f"grant_type=refresh_token&client_id={world.client_id}&client_secret=bad"))
