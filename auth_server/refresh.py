@@ -165,7 +165,7 @@ class FamilyUser:
 class Renewal:
     """The new pair of a refresh, drawn before the rotation so that, on PostgreSQL, the
     rotation's statement writes it too (one statement, one round trip): the access token
-    (``ARTCAT_ACCESS``, of the family's user and scope) and the refresh token that goes with it.
+    (a user's, of the family's user and scope) and the refresh token that goes with it.
     It is written only when the rotation claimed the token presented; a refresh that then fails
     (a disabled user) rolls it back with the rotation."""
 
