@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import json
 import os
 import secrets
 import shutil
@@ -33,6 +34,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
+from common import redis_store
 from common.settings import AuthSettings, ResourceSettings, Settings
 from tests.constants import CHEAP_ARGON2
 from tests.functional import log_secrets
@@ -94,13 +96,16 @@ def poll(
 # -- processes the tests start: none outlives its test ------------------------------------------
 
 # Each process ``start_process`` starts has this variable in its environment, with a value of its
-# own that its children inherit (granian's workers, an embedded Redis): a test's processes are
+# own that its children inherit (granian's workers): a test's processes are
 # found by it, never by a pid or process group id, which the system may since have given to
 # another process (here pids are reused after 32768).
 MARK = "ARTCAT_TEST_PROCESS"
 _RUN = f"{os.getpid()}-{secrets.token_hex(4)}"  # this test process's marks start with it
 _NUMBERS = itertools.count(1)
 _MARKS: dict[subprocess.Popen[bytes], str] = {}
+# The instance folder each process was started with (``INSTANCE_DIR``): an embedded Redis it
+# started carries no readable mark (redis-server writes its process title over its environment).
+_INSTANCES: dict[subprocess.Popen[bytes], Path] = {}
 
 
 def start_process(
@@ -113,6 +118,8 @@ def start_process(
     environment = {**(os.environ if env is None else env), MARK: mark}
     proc = subprocess.Popen(list(argv), env=environment, **options)
     _MARKS[proc] = mark
+    if instance := environment.get("INSTANCE_DIR"):
+        _INSTANCES[proc] = Path(instance)
     return proc
 
 
@@ -149,12 +156,40 @@ def end_what_is_left(proc: subprocess.Popen[bytes]) -> None:
     mark = _MARKS.get(proc)
     if mark is not None:
         _end_marked(lambda found: found == mark)
+    instance = _INSTANCES.get(proc)
+    if instance is not None:
+        _end_embedded_redis(instance)
+
+
+def _end_embedded_redis(instance: Path) -> list[str]:
+    """SIGKILL the embedded Redis registered for ``instance`` if one runs that this test process
+    did not start itself: a service that was SIGKILLed (or died) never stopped the one it
+    started (``common.redis_store``), and nothing else would. Return a line for it."""
+    settings = Settings(instance_dir=instance)
+    if redis_store.embedded_socket(settings) is not None:
+        return []  # this process's own server (the session's stores)
+    try:
+        registry = json.loads(Path(f"{settings.embedded_redis_path}.settings").read_text())
+        pid = int(Path(registry["pidfile"]).read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if b"redis-server" not in cmdline:
+        return []  # gone, and its pid given to another process
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    command = cmdline.replace(b"\0", b" ").decode().strip()
+    return [f"{pid}: {command}"]
 
 
 def left_behind() -> list[str]:
     """SIGKILL every process ``start_process`` started in this test process that still runs,
-    with its children; return a line for each (at the end of a session there must be none)."""
-    return _end_marked(lambda found: found.startswith(f"{_RUN}-"))
+    with its children and the embedded Redis servers they left; return a line for each (at
+    the end of a session there must be none)."""
+    ended = _end_marked(lambda found: found.startswith(f"{_RUN}-"))
+    for instance in set(_INSTANCES.values()):
+        ended += _end_embedded_redis(instance)
+    return ended
 
 
 def terminate(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
