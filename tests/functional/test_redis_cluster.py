@@ -369,7 +369,13 @@ def test_a_revocation_during_a_failover_is_refused_everywhere_after_it(
         timeout=TIMEOUT,
     )
     assert revoked.status_code == 200, revoked.text
-    assert redis_cluster.primary_of(key).port != victim.port
+    # The replica was promoted before the revocation could land; the node asked may learn of
+    # it a moment later (the cluster's gossip), so its answer is waited for.
+    poll(
+        lambda: redis_cluster.primary_of(key).port != victim.port,
+        10,
+        "the cluster naming the promoted replica as the slot's primary",
+    )
     for server in (deployment.second, deployment.first):
         assert deployment.current_user(server, token) == 401
     with redis_cluster.primary_of(key).client() as owner:
