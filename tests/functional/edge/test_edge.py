@@ -35,6 +35,7 @@ from tests.functional.process_support import (
     RedisServer,
     Service,
     launch,
+    poll,
     running,
     service_env,
     wait_healthy,
@@ -344,29 +345,35 @@ def loaded(svc: Service) -> bool:
     return any(line["path"] == "/api/artists" for line in access_lines(svc))
 
 
+def answered(load: Load, more: int, what: str) -> None:
+    """Wait until ``more`` requests of the load are answered from now."""
+    before = load.total()
+    poll(lambda: load.total() >= before + more, 30, what)
+
+
+def back_in_rotation(svc: Service) -> None:
+    """Wait until a (re)started process has answered a request of the load through the edge."""
+    poll(lambda: loaded(svc), 30, "the restarted process getting a request through the edge")
+
+
 def test_a_rolling_restart_under_load_fails_no_request(edge: Edge) -> None:
     creds = {"client_id": edge.account.client_id, "client_secret": edge.account.client_secret}
     token = xapp_token(edge.nginx, creds)  # issued through the edge too
     with Load(f"{edge.nginx.url}/api/artists", token) as load:
-        time.sleep(1.0)
+        answered(load, 20, "requests through the edge before the restart")
         for index in (1, 2):
             old = edge.services[index]
             old.terminate()  # SIGTERM: granian stops accepting, answers what it has, exits
             assert old.proc.wait(30) == 0, old.output()
-            before = load.total()
-            time.sleep(0.5)  # requests go on meanwhile, to the other process
-            assert load.total() > before
+            answered(load, 5, "requests answered, by the other process, with one stopped")
             port = int(old.url.rsplit(":", 1)[1])
             new = launch("resource", edge.env, edge.logs / f"restarted-{index}.log", port=port)
             edge.services[index] = new  # stopped with the others at the end
             wait_healthy([new])
             # Back in rotation (nginx tries a failed server again after its fail_timeout)
             # before the next one stops, as a rolling restart goes.
-            end = time.monotonic() + 30
-            while not loaded(new) and time.monotonic() < end:
-                time.sleep(0.2)
-            assert loaded(new), "the restarted process got no request through the edge"
-        time.sleep(1.0)
+            back_in_rotation(new)
+        answered(load, 20, "requests answered after the restarts")
     assert not load.errors, load.errors[:5]
     assert set(load.statuses) == {200}, load.statuses
     assert load.total() > 50, load.statuses
