@@ -38,7 +38,7 @@ from sqlalchemy import Engine, func, select
 
 from bench import cleanup_refresh
 from bench.fixture import prepare
-from bench.harness import machine, serve
+from bench.harness import machine, paced, serve
 from common.db import make_engine
 from common.models import Application, Token
 from common.settings import AuthSettings
@@ -48,18 +48,12 @@ def issue(url: str, creds: dict[str, str], rate: float, until: float, errors: li
     """Issue tokens at ``rate`` a second (paced on a schedule) until ``until``; return how many."""
     session = requests.Session()
     issued = 0
-    start = time.monotonic()
-    while True:
-        due = start + issued / rate
-        now = time.monotonic()
-        if due >= until:
-            return issued
-        if due > now:
-            time.sleep(due - now)
+    for _ in paced(rate, until):
         resp = session.post(url + "/api/tokens/xapp_token", data=creds, timeout=10)
         if resp.status_code != 201:
             errors.append(resp.status_code)
         issued += 1
+    return issued
 
 
 def counts(engine: Engine, client_id: str) -> tuple[int, int]:

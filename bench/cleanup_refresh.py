@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import argparse
 import threading
-import time
 from dataclasses import dataclass
 
 import requests
 from sqlalchemy import Engine, func, select
 
+from bench.harness import paced
 from bench.refresh_bench import prepare, seed
 from common.models import RefreshFamily, RefreshToken, Token
 from common.settings import AuthSettings
@@ -144,15 +144,7 @@ class Load:
         tokens = [self.families.take() for _ in range(mine)]
         made = [(first + i) * self.mix.chain // self.mix.chains for i in range(mine)]
         done = 0
-        start = time.monotonic()
-        while True:
-            due = start + done / rate
-            now = time.monotonic()
-            if due >= until:
-                return done
-            if due > now:
-                time.sleep(due - now)
-            i = done % mine
+        for i in (sent % mine for sent in paced(rate, until)):
             form = {**self.form, "refresh_token": tokens[i]}
             resp = session.post(url + "/oauth2/access_token", data=form, timeout=10)
             done += 1
@@ -164,6 +156,7 @@ class Load:
                 made[i] = self.mix.chain
             if made[i] >= self.mix.chain:
                 tokens[i], made[i] = self.families.take(), 0
+        return done
 
     def threads(self, url: str, until: float, errors: list[int]) -> list[threading.Thread]:
         """Return the client threads (not started)."""
