@@ -129,7 +129,8 @@ register(past("tokens.revoked", Token, Token.expired_at))
 register(past("authorization_codes", AuthorizationCode, AuthorizationCode.expires_at))
 # Refresh tokens a retention after their expiry: one rotated stays until then, so that its
 # reuse still revokes its family. A family goes once it holds no token (every token of a family
-# expires within REFRESH_TOKEN_TTL of its last use, which a revocation updates too).
+# is issued as it starts or by a rotation, both of which set its last use: so each expires
+# within REFRESH_TOKEN_TTL of it, and the family goes in the run that removes its last token).
 register(past("refresh_tokens", RefreshToken, RefreshToken.expires_at))
 register(
     Sweep(

@@ -76,6 +76,22 @@ def machine(settings: AuthSettings) -> dict[str, str]:
     }
 
 
+def paced(rate: float, until: float) -> Iterator[int]:
+    """Yield 0, 1, 2... each once it is due at ``rate`` a second (``time.monotonic`` schedule
+    from the first: one sent late does not push the later ones back), until ``until``."""
+    start = time.monotonic()
+    sent = 0
+    while True:
+        due = start + sent / rate
+        if due >= until:
+            return
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        yield sent
+        sent += 1
+
+
 # -- servers ------------------------------------------------------------------------------------
 
 
