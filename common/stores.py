@@ -10,7 +10,8 @@ from redis import Redis
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from common.db import make_engine, make_sessionmaker, read_engine
+from common.client_versions import announce
+from common.db import Announcer, announcer_of, make_engine, make_sessionmaker, read_engine, watched
 from common.redis_store import connect_redis
 from common.replicas import ReplicaSet, parse_urls
 from common.settings import ResourceSettings, Settings
@@ -70,6 +71,12 @@ class Stores:
         """Connect to the configured stores (or reuse the given engine and Redis client)."""
         engine = engine or make_engine(settings)
         redis = redis or connect_redis(settings)
+        # A change of an application is announced through these stores' Redis.
+        on_change = announcer_of(engine)
+        if isinstance(on_change, Announcer):
+            on_change.redis = redis
+        elif on_change is None:
+            watched(engine, lambda: announce(redis, settings.redis_prefix))
         sessions = make_sessionmaker(engine)
         reads = make_sessionmaker(read_engine(engine), reads=True)
         tokens = TokenStore(

@@ -212,6 +212,15 @@ class TokenStore:
             # ``redis``: a pipeline of the caller's, to send this with its other commands.
             (redis or self.redis).set(self.key(row.digest), record.encode(), ex=ttl, nx=True)
 
+    def publish_command(self, row: Token) -> tuple[Any, ...] | None:
+        """Return the Redis command of ``publish`` (None: the token has expired already), to
+        send with others (``common.redis_exchange``)."""
+        record = TokenRecord.from_row(row)
+        ttl = record.expires_at - int(time.time())
+        if ttl <= 0:
+            return None
+        return ("SET", self.key(row.digest), record.encode(), "EX", ttl, "NX")
+
     # -- validating (resource server) ------------------------------------------------------
 
     def lookup(self, token: str) -> TokenRecord | None:

@@ -9,7 +9,13 @@ import pytest
 from cryptography.fernet import InvalidToken
 
 from auth_server.keys import vault
-from auth_server.refresh import GracePairs, Presented, grace_cipher, short_lived, wants_refresh
+from auth_server.refresh import (
+    GracePairs,
+    Presented,
+    legacy_grace_cipher,
+    short_lived,
+    wants_refresh,
+)
 from common.models import Application
 from common.settings import MAX_REFRESH_GRACE, AuthSettings, SettingsError
 
@@ -24,6 +30,10 @@ class FakeRedis:
 
     def set(self, key: str, value: bytes, ex: int) -> None:
         self.values[key] = (value, time.monotonic() + ex)
+
+    def execute_command(self, name: str, key: str, value: bytes, ex: str, seconds: int) -> None:
+        assert (name, ex) == ("SET", "EX")
+        self.set(key, value, seconds)
 
     def get(self, key: str) -> bytes | None:
         value, until = self.values.get(key, (b"", 0.0))
@@ -87,14 +97,33 @@ def test_no_grace_period_keeps_nothing() -> None:
 
 def test_garbage_in_redis_is_no_pair() -> None:
     redis = FakeRedis()
-    redis.set(pairs(redis).key("d" * 64), b"not a fernet token", ex=5)
-    assert pairs(redis).recall("d" * 64) is None
-    redis.set(pairs(redis).key("d" * 64), grace_cipher(SECRET).encrypt(b"[1, 2]"), ex=5)
+    key = pairs(redis).key("d" * 64)
+    for garbage in (b"not a sealed pair", b"\x01", b"\x01" + b"\x00" * 40):
+        redis.set(key, garbage, ex=5)
+        assert pairs(redis).recall("d" * 64) is None
+    redis.set(key, pairs(redis).seal("d" * 64, b"[1, 2]"), ex=5)
     assert pairs(redis).recall("d" * 64) is None  # sealed, but no pair
 
 
+def test_a_pair_opens_under_its_own_key_within_the_grace_period_only() -> None:
+    redis = FakeRedis()
+    kept = pairs(redis, seconds=5)
+    sealed = kept.seal("d" * 64, b'{"access_token": "a"}')
+    assert kept.open("d" * 64, sealed) == b'{"access_token": "a"}'
+    assert kept.open("e" * 64, sealed) is None  # moved to another token's key
+    tampered = sealed[:-1] + bytes([sealed[-1] ^ 1])
+    assert kept.open("d" * 64, tampered) is None
+    sealed_at = int.from_bytes(sealed[1:9], "big")
+    earlier = sealed[:1] + (sealed_at - 1).to_bytes(8, "big") + sealed[9:]
+    assert kept.open("d" * 64, earlier) is None  # its time is authenticated too
+    old = kept.seal("d" * 64, b"{}", now=int(time.time()) - 6)
+    assert kept.open("d" * 64, old) is None  # sealed before the grace period
+    redis.set(kept.key("d" * 64), legacy_grace_cipher(SECRET).encrypt(b'{"a": 1}'), ex=5)
+    assert pairs(redis).recall("d" * 64) == {"a": 1}  # sealed with Fernet, before GCM
+
+
 def test_the_grace_key_is_not_the_signing_keys_key() -> None:
-    sealed = grace_cipher(SECRET).encrypt(b"pair")
+    sealed = legacy_grace_cipher(SECRET).encrypt(b"pair")
     with pytest.raises(InvalidToken):
         vault(SECRET).decrypt(sealed)
 
