@@ -8,19 +8,32 @@ that committed before the request began.
 Every engine made by ``common.db.make_engine`` (and its read engine) is watched, so no caller
 has to remember it: a statement that writes the ``applications`` table, as it goes to the
 database (an ORM flush, a Core statement, raw SQL; also a DELETE from ``users``, whose
-applications' ``user_id`` the database then clears), marks its connection, and when that
-connection goes back to the pool, its transaction over, the version moves. After the commit,
-never before it: a process that reads the new version reads the rows as committed. A
-transaction that rolled back moves it too (harmless: the processes read their applications
-again).
+applications' ``user_id`` the database then clears), marks its connection. The change is then
+announced twice, through the Redis of the stores whose session made it (``watch_sessions``;
+else the one the engine's settings name):
+
+- just before its commit, the version becomes a *pending* value that lapses after
+  ``PENDING_TTL``: while it holds, every process reads its applications from the database and
+  keeps none. Should Redis not take it, the commit is refused (``ChangeNotAnnounced``): a change
+  no process was told of is not made;
+- when the connection goes back to the pool, its transaction over, the version moves to a new
+  value: the processes keep what they read from then on. Should Redis not take this one, the
+  pending value lapses, the key is then missing, and a process sets a new version (below).
+
+The guarantee: once a change of an application committed through a watched engine, no process
+answers with the application as it was, whether or not Redis was reachable (a process that
+cannot read the version reads the database). It holds while a commit takes less than
+``PENDING_TTL`` after its first announcement. A transaction that rolled back is announced too
+(harmless: the processes read their applications again).
 
 The version moves to a new random value, not a counter: should Redis lose its data, the key
 comes back as another value than any a process filed applications under (a counter restarting
 at 0 could meet an old one). While the key is missing a process reads the database, and sets a
 new value for the next request.
 
-Not seen: a change made outside these engines (by hand in SQL, by a migration). A process
-reads each cached application again after ``auth_server.clients.CACHE_TTL`` at the latest.
+Not seen: a change made outside these engines (by hand in SQL, by a migration), or committed by
+the database before its statement returned (an autocommit connection). A process reads each
+cached application again after ``auth_server.clients.CACHE_TTL`` at the latest.
 """
 
 from __future__ import annotations
@@ -28,12 +41,13 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from sqlalchemy import Engine, event
+from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from common.redis_exchange import exchange_of
@@ -54,10 +68,26 @@ _WRITES = re.compile(
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
-# The mark a connection carries from its write to its return to the pool.
+# The marks a connection carries from its write to its return to the pool: that it wrote, and
+# whom to tell (the announcer of the session that began its transaction).
 _CHANGED = "artcat.clients_changed"
+_ANNOUNCER = "artcat.clients_announcer"
+# The prefix of a pending version (a change about to commit), and how long it holds at most.
+PENDING = b"pending-"
+PENDING_TTL = 30
 
-Announce = Callable[[], None]
+
+class Announce(Protocol):
+    """What tells every process that an application changed (``pending``: it is about to
+    commit; else it did). Raises when Redis did not take it."""
+
+    def __call__(self, *, pending: bool) -> None: ...
+
+
+class ChangeNotAnnounced(RedisConnectionError):
+    """A change of an application was refused: Redis could not be told of it before its
+    commit, so a process could have answered with the application as it was (a Redis error:
+    the services answer 503, as for Redis down)."""
 
 
 def version_key(prefix: str) -> str:
@@ -70,18 +100,31 @@ def new_version() -> bytes:
     return os.urandom(8).hex().encode()
 
 
-def announce(redis: Redis, prefix: str) -> None:
-    """Move the version: every process reads its applications again (call after the commit)."""
-    try:
+def announce(redis: Redis, prefix: str, *, pending: bool = False) -> None:
+    """Move the version (``pending``: to a pending value, before a commit; else to a new one,
+    after it). Raises RedisError when Redis did not take it."""
+    if pending:
+        redis.set(version_key(prefix), PENDING + new_version(), ex=PENDING_TTL)
+    else:
         redis.set(version_key(prefix), new_version())
-    except RedisError as ex:
-        # The processes that still reach Redis keep what they cached until CACHE_TTL.
-        log.warning("could not announce an application change: %s", type(ex).__name__)
+
+
+class RedisAnnouncer:
+    """Announce through a Redis client, under a key prefix."""
+
+    def __init__(self, redis: Redis, prefix: str) -> None:
+        self.redis = redis
+        self.prefix = prefix
+
+    def __call__(self, *, pending: bool) -> None:
+        """Move the version (see ``announce``)."""
+        announce(self.redis, self.prefix, pending=pending)
 
 
 def current_version(redis: Redis, prefix: str) -> bytes | None:
-    """Return the version, or None when it is unknown (unset: then a new one is set for the
-    next request; Redis unreachable: the caller reads the database)."""
+    """Return the version, or None when none may be trusted: unset (then a new one is set for
+    the next request), pending (a change is committing), or Redis unreachable; the caller then
+    reads the database and keeps nothing."""
     key = version_key(prefix)
     exchange = exchange_of(redis)  # every token request asks: at a command's CPU cost
     try:
@@ -90,7 +133,9 @@ def current_version(redis: Redis, prefix: str) -> bytes | None:
             exchange.run([("SET", key, new_version(), "NX")])
     except RedisError:
         return None
-    return value if isinstance(value, bytes) else None
+    if not isinstance(value, bytes) or value.startswith(PENDING):
+        return None
+    return value
 
 
 # The statements seen, and whether they write (SQLAlchemy hands the same string object over
@@ -112,18 +157,43 @@ def writes_clients(sql: str) -> bool:
 
 
 def watch(engine: Engine, on_change: Announce) -> None:
-    """Call ``on_change`` whenever a connection of ``engine`` that wrote an application goes
-    back to the pool (see the module)."""
+    """Announce every change of an application made through ``engine`` (see the module):
+    through the announcer of the session that made it (``watch_sessions``), else through
+    ``on_change``."""
 
     @event.listens_for(engine, "before_cursor_execute")
     def _mark(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         if writes_clients(statement):
             conn.info[_CHANGED] = True
 
+    @event.listens_for(engine, "commit")
+    def _pending(conn: Any) -> None:
+        info = conn.info
+        if not info.get(_CHANGED):
+            return
+        try:
+            info.get(_ANNOUNCER, on_change)(pending=True)
+        except Exception as ex:  # the commit is refused: no process would see the change
+            log.warning("an application change was refused: Redis was not told of it (%s)",
+                        type(ex).__name__)  # fmt: skip
+            raise ChangeNotAnnounced("Redis could not be told of an application change") from ex
+
     @event.listens_for(engine, "checkin")
     def _announce(_dbapi: Any, record: ConnectionPoolEntry) -> None:
-        if record.info.pop(_CHANGED, False):
+        info = record.info
+        announcer = info.pop(_ANNOUNCER, on_change)
+        if info.pop(_CHANGED, False):
             try:
-                on_change()
-            except Exception:  # never fail a connection's return over it
-                log.exception("could not announce an application change")
+                announcer(pending=False)
+            except Exception as ex:  # never fail a connection's return over it
+                # The pending version lapses, and the processes set a new one (see the module).
+                log.warning("could not announce an application change: %s", type(ex).__name__)
+
+
+def watch_sessions(sessions: sessionmaker[Any], on_change: Announce) -> None:
+    """Announce the changes of applications made in ``sessions``' transactions through
+    ``on_change`` (rather than the engine's own: see ``watch``)."""
+
+    @event.listens_for(sessions, "after_begin")
+    def _tell(_session: Any, _transaction: Any, connection: Any) -> None:
+        connection.info[_ANNOUNCER] = on_change

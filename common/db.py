@@ -85,27 +85,28 @@ def make_engine(settings: Settings, **kwargs: Any) -> Engine:
 
 
 class Announcer:
-    """Tell every process that an application changed, through the Redis of the engine's
-    settings (``common.client_versions``): the services' own client once ``Stores`` named it,
-    else one made on the first change. Nothing to tell when the settings' embedded Redis does
-    not run (no server is up: no process keeps an application)."""
+    """Tell every process that an application changed through the Redis of the engine's
+    settings (``common.client_versions``), a client made on the first change: what a change
+    made outside the ``Stores``' sessions goes through (theirs go through their own Redis).
+    Nothing to tell when the settings' embedded Redis does not run (no server is up: no process
+    keeps an application)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.redis: Any = None
 
-    def __call__(self) -> None:
-        """Move the applications' version."""
+    def __call__(self, *, pending: bool) -> None:
+        """Move the applications' version (see ``common.client_versions.announce``)."""
         redis = self.redis
         if redis is None:
             if self.settings.embedded_redis and not embedded_redis_running(self.settings):
                 return
             redis = self.redis = connect_redis(self.settings)
-        announce(redis, self.settings.redis_prefix)
+        announce(redis, self.settings.redis_prefix, pending=pending)
 
 
-# What each watched engine calls when an application changed (read engines share their
-# primary's).
+# What each watched engine calls when an application changed outside the stores' sessions (read
+# engines share their primary's).
 _announcers: weakref.WeakKeyDictionary[Engine, Announce] = weakref.WeakKeyDictionary()
 
 

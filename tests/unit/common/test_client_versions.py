@@ -9,9 +9,14 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, create_engine, delete, insert, select, text, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
-from common.client_versions import watch, writes_clients
+from common.client_versions import (
+    ChangeNotAnnounced,
+    watch,
+    watch_sessions,
+    writes_clients,
+)
 from common.ids import new_id, utcnow
 from common.models import Application, Token, User
 from common.models.base import Base
@@ -21,13 +26,19 @@ USERS = User.__table__
 
 
 class Calls:
-    """Counts the announcements."""
+    """Counts the announcements after a commit (``count``), and records each one in order
+    (``seen``: "pending" before a commit, "moved" after it)."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.seen: list[str] = []
+        self.refuse = False
 
-    def __call__(self) -> None:
-        self.count += 1
+    def __call__(self, *, pending: bool) -> None:
+        if self.refuse:
+            raise ConnectionError("Redis is down")
+        self.seen.append("pending" if pending else "moved")
+        self.count += not pending
 
 
 @pytest.fixture
@@ -68,6 +79,62 @@ def test_an_orm_change_is_announced_after_its_commit_only(
     with Session(engine) as session, session.begin():
         session.delete(session.get_one(Application, app.id))
     assert calls.count == 3
+
+
+def test_a_change_is_pending_before_its_commit_and_moved_after(
+    watched: tuple[Engine, Calls],
+) -> None:
+    engine, calls = watched
+    with Session(engine) as session, session.begin():
+        add_app(session)
+        session.flush()
+        assert calls.seen == []
+    assert calls.seen == ["pending", "moved"]
+    with Session(engine) as session, session.begin():
+        add_app(session)
+        session.flush()
+        session.rollback()  # rolled back: nothing pending, the version moves all the same
+    assert calls.seen == ["pending", "moved", "moved"]
+
+
+def test_a_change_redis_is_not_told_of_is_not_committed(watched: tuple[Engine, Calls]) -> None:
+    """Fail closed: with Redis down, a disabled application stays enabled rather than being
+    served enabled from the processes' caches."""
+    engine, calls = watched
+    with Session(engine, expire_on_commit=False) as session, session.begin():
+        app = add_app(session)
+    calls.refuse = True
+    with pytest.raises(ChangeNotAnnounced), Session(engine) as session, session.begin():
+        session.get_one(Application, app.id).enabled = False
+    with pytest.raises(ChangeNotAnnounced), engine.begin() as conn:
+        conn.execute(update(APPLICATIONS).values(enabled=False))
+    calls.refuse = False
+    with Session(engine) as session:
+        assert session.get_one(Application, app.id).enabled is True
+    with Session(engine) as session, session.begin():  # the connections still serve
+        session.get_one(Application, app.id).enabled = False
+    with Session(engine) as session:
+        assert session.get_one(Application, app.id).enabled is False
+
+
+def test_a_session_announces_through_its_own_announcer(watched: tuple[Engine, Calls]) -> None:
+    """Sessions of several stores on one engine, each told through its own Redis; the engine's
+    own announcer hears of the changes made outside them."""
+    engine, calls = watched
+    first, second = Calls(), Calls()
+    one, two = sessionmaker(engine), sessionmaker(engine)
+    watch_sessions(one, first)
+    watch_sessions(two, second)
+    with one() as session, session.begin():
+        add_app(session)
+    with two() as session, session.begin():
+        add_app(session)
+        add_app(session)
+    with one() as session, session.begin():
+        session.execute(select(Application))  # no write: nobody is told
+    with engine.begin() as conn:
+        conn.execute(update(APPLICATIONS).values(name="x"))
+    assert (first.count, second.count, calls.count) == (1, 1, 1)
 
 
 def test_statements_on_the_table_are_announced_however_they_are_run(
