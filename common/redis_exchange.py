@@ -36,23 +36,29 @@ class Exchange:
     """Round trips of packed commands on connections kept from a client's pool."""
 
     def __init__(self, redis: Redis) -> None:
-        self.redis = redis
+        # The client is held weakly (``exchange_of`` files the exchange under it: a strong
+        # reference would keep every client alive); its pool is what a single server needs.
+        self.client = weakref.ref(redis)
         self.cluster = is_cluster(redis)
+        self.pool = None if self.cluster else redis.connection_pool
         self._idle: list[Connection] = []
         self._pid = os.getpid()
 
     def run(self, commands: Sequence[Command]) -> list[Any]:
         """Send the commands in one round trip and return their replies (the first error
         reply raised once all are read, as a pipeline raises it)."""
-        if self.cluster:
-            return pipelined(self.redis, lambda pipe: [pipe.execute_command(*c) for c in commands])
+        if self.pool is None:
+            redis = self.client()
+            if redis is None:
+                raise RedisConnectionError("The Redis client was closed")
+            return pipelined(redis, lambda pipe: [pipe.execute_command(*c) for c in commands])
         packed = b"".join(pack_command(command) for command in commands)
         if os.getpid() != self._pid:  # forked: the parent's connections are not ours
             self._idle, self._pid = [], os.getpid()
         try:
             conn, kept = self._idle.pop(), True  # list.pop and append are atomic: no lock
         except IndexError:
-            conn, kept = self.redis.connection_pool.get_connection(), False
+            conn, kept = self.pool.get_connection(), False
         try:
             try:
                 return _exchange(conn, packed, len(commands))
@@ -90,11 +96,14 @@ def _exchange(conn: Connection, packed: bytes, count: int) -> list[Any]:
     return replies
 
 
+# Each client's exchange, for as long as the client lives (the exchange holds it weakly). Its kept
+# connections are the pool's, which closes them when the client is closed.
 _exchanges: weakref.WeakKeyDictionary[Redis, Exchange] = weakref.WeakKeyDictionary()
 
 
 def exchange_of(redis: Redis) -> Exchange:
-    """Return the exchange of a Redis client (made on first use, one a client)."""
+    """Return the exchange of a Redis client (made on first use, one a client; freed with the
+    client)."""
     found = _exchanges.get(redis)
     if found is None:
         found = _exchanges.setdefault(redis, Exchange(redis))
