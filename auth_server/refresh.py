@@ -71,6 +71,9 @@ _GRACE_INFO = b"artcat refresh token grace pairs"  # Fernet's key (pairs sealed 
 _GRACE_INFO_GCM = b"artcat refresh token grace pairs, AES-256-GCM"
 _SEALED = b"\x01"  # the format byte of a pair sealed with AES-GCM (see GracePairs)
 _CLOCK_SKEW = 60  # seconds a pair sealed by a process whose clock runs ahead still opens
+# Whether grace pairs are written with AES-GCM rather than Fernet (see GracePairs): not while a
+# release that opens Fernet's only may run beside this one.
+WRITES_GCM = False
 FAMILIES: Table = RefreshFamily.__table__  # type: ignore[assignment]
 REFRESH_TOKENS: Table = RefreshToken.__table__  # type: ignore[assignment]
 USERS: Table = User.__table__  # type: ignore[assignment]
@@ -254,26 +257,46 @@ def legacy_grace_cipher(secret_key: str) -> Fernet:
 class GracePairs:
     """The pairs just issued by rotations, encrypted in Redis for the grace period only.
 
-    A pair is sealed with AES-256-GCM: a format byte, when it was sealed (Unix seconds, 8
-    bytes), a random nonce (12 bytes), then the ciphertext and its tag; the format byte, the
-    time and the token's digest (its Redis key's) are authenticated with it, so a pair opens
-    only under the key it was kept under and only for the grace period. (Fernet did the same
-    at ten times the CPU, a twentieth of a refresh; a pair Fernet sealed still opens.)
+    Two formats open: Fernet's, and AES-256-GCM's (``seal_gcm``: a format byte, when it was
+    sealed, Unix seconds, 8 bytes, a random nonce, 12 bytes, then the ciphertext and its tag;
+    the format byte, the time and the token's digest, its Redis key's, are authenticated with
+    it, so a pair opens only under the key it was kept under and only for the grace period).
+
+    Pairs are written with Fernet (``WRITES_GCM``): a rolling deploy runs this release beside
+    the one before, which opens Fernet's only, and a retry that reaches it must find the pair
+    its first request was given (else it takes the retry for a reuse and revokes the family).
+    A later release may write AES-GCM (7 to 1.4 microseconds a pair), which this one opens.
     """
 
-    def __init__(self, redis: Redis, *, prefix: str, secret_key: str, seconds: int) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        prefix: str,
+        secret_key: str,
+        seconds: int,
+        writes_gcm: bool | None = None,
+    ) -> None:
         self.redis = redis
         self.prefix = prefix
         self.secret_key = secret_key
         self.cipher = grace_cipher(secret_key)
         self.seconds = seconds
+        self.writes_gcm = WRITES_GCM if writes_gcm is None else writes_gcm
 
     def key(self, old_digest: str) -> str:
         """Return the Redis key of the pair bought with the token of ``old_digest``."""
         return f"{self.prefix}:rt-grace:{old_digest}"
 
-    def seal(self, old_digest: str, plain: bytes, now: int | None = None) -> bytes:
-        """Return ``plain`` sealed for the key of ``old_digest`` (at ``now``, Unix seconds)."""
+    def seal(self, old_digest: str, plain: bytes) -> bytes:
+        """Return ``plain`` sealed for the key of ``old_digest``, in the format written."""
+        if self.writes_gcm:
+            return self.seal_gcm(old_digest, plain)
+        return legacy_grace_cipher(self.secret_key).encrypt(plain)
+
+    def seal_gcm(self, old_digest: str, plain: bytes, now: int | None = None) -> bytes:
+        """Return ``plain`` sealed with AES-GCM for the key of ``old_digest`` (at ``now``, Unix
+        seconds)."""
         header = _SEALED + (int(time.time()) if now is None else now).to_bytes(8, "big")
         nonce = os.urandom(12)
         return header + nonce + self.cipher.encrypt(nonce, plain, header + old_digest.encode())
