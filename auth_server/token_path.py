@@ -34,14 +34,13 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import parse_qsl
 
 from flask import Flask
 from flask.ctx import RequestContext
 from werkzeug.http import HTTP_STATUS_CODES
 
 from auth_server.context import bare_request
-from auth_server.params import EXCHANGE_PATH, FORM, FORM_PAIRS
+from auth_server.params import EXCHANGE_PATH, FORM, FORM_PAIRS, parse_form
 from auth_server.server import EXTENSION_KEY, OAuthRequest, Server, close_request_db
 from common.observability import ROUTE_KEY
 from common.urlencoding import is_utf8_urlencoded
@@ -97,7 +96,9 @@ class TokenPath:
             return self.wsgi_app(environ, start_response)  # refused there (_refuse_undecodable)
         # Parsed as werkzeug parses a form (``auth_server.params.form_pairs``, which reads them
         # from here).
-        pairs = parse_qsl(body.decode(), keep_blank_values=True, errors="werkzeug.url_quote")
+        pairs = parse_form(body)
+        if pairs is None:
+            return self.wsgi_app(environ, start_response)
         grant = next((value for name, value in pairs if name == "grant_type"), None)
         if grant != GRANT:
             return self.wsgi_app(environ, start_response)
