@@ -10,7 +10,10 @@ Three parts of it are done more cheaply, with the same outcome:
 - each hook is checked for being a coroutine function once, not on every request;
 - a response held in memory (not streamed) is handed to the server as a list of one body, as
   PEP 3333 allows: the server writes it at once, where an iterator is stepped through in
-  Python (and the access log's middleware wraps it in a generator of its own).
+  Python (and the access log's middleware wraps it in a generator of its own). A response
+  given a callback to call once it is closed (``call_on_close``) is handed over as Flask hands
+  it, an iterable the server closes once it wrote the body: a list has no ``close``, and its
+  callbacks would run before the client had the answer.
 """
 
 from __future__ import annotations
@@ -46,10 +49,17 @@ class CookieSessions(SecureCookieSessionInterface):
 class WholeResponse(Response):
     """A response whose body, when it is held in memory, reaches the server as a list."""
 
+    closes_later = False  # a callback waits for the response's close (``call_on_close``)
+
+    def call_on_close(self, func: Callable[[], Any]) -> Callable[[], Any]:
+        """Call ``func`` once the server closed the response (as Flask does)."""
+        self.closes_later = True
+        return super().call_on_close(func)
+
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         """Answer as WSGI: the whole body at once when there is one in memory."""
-        if not self.is_sequence:
-            return super().__call__(environ, start_response)  # streamed, or a file
+        if not self.is_sequence or self.closes_later:
+            return super().__call__(environ, start_response)  # streamed, a file, or callbacks
         body, status, headers = self.get_wsgi_response(environ)
         start_response(status, headers)
         try:
