@@ -61,20 +61,23 @@ class Exchange:
             conn, kept = self.pool.get_connection(), False
         try:
             try:
-                return _exchange(conn, packed, len(commands))
+                return exchange_on(conn, packed, len(commands))
             except RedisConnectionError:
                 if not kept:
                     raise
                 # A kept connection Redis closed while it was idle (a restart) fails on first
                 # use, where the pool would have found it closed: once more, connected anew.
-                return _exchange(conn, packed, len(commands))
+                return exchange_on(conn, packed, len(commands))
         finally:
             self._idle.append(conn)
 
 
-def _exchange(conn: Connection, packed: bytes, count: int) -> list[Any]:
-    """Write the packed commands, read ``count`` replies, then raise the first error reply. A
-    failure of the connection disconnects it (its next use connects again)."""
+def exchange_on(conn: Connection, packed: bytes, count: int) -> list[Any]:
+    """Write the packed commands on ``conn``, read ``count`` replies, then raise the first error
+    reply (once every reply is read: the connection's next exchange reads its own replies), as
+    redis-py raises it. A failure of the connection disconnects it (its next use connects
+    again) and raises redis-py's ConnectionError; so does a reply that the master is now a
+    replica (a Sentinel failover)."""
     replies: list[Any] = []
     error: ResponseError | None = None
     try:
