@@ -174,8 +174,8 @@ def watch(engine: Engine, on_change: Announce) -> None:
         try:
             info.get(_ANNOUNCER, on_change)(pending=True)
         except Exception as ex:  # the commit is refused: no process would see the change
-            log.warning("an application change was refused: Redis was not told of it (%s)",
-                        type(ex).__name__)  # fmt: skip
+            reason = type(ex).__name__
+            log.warning("an application change was refused: Redis was not told of it (%s)", reason)
             raise ChangeNotAnnounced("Redis could not be told of an application change") from ex
 
     @event.listens_for(engine, "checkin")
