@@ -8,7 +8,10 @@ exceptions are whole files, and it does not read strings or comments. This check
 - no private name read through ``getattr``, ``hasattr``, ``setattr`` or ``delattr`` with a
   literal name, outside ``self`` and ``cls``;
 - no ``noqa`` naming SLF001 (an exception is a line of pyproject.toml, with its reason, and
-  of the list below).
+  of the list below);
+- no codec error handler that another library registers for its own use, named in a literal
+  (``errors="werkzeug.url_quote"``, ``codecs.lookup_error("...")``): only Python's own
+  handlers (no dot in their names) are a public interface.
 
 Dunder names and the underscore names documented as public (a named tuple's ``_make``,
 ``_asdict``, ``_replace``, ``_fields``, as ruff allows them; ``os._exit``) are not private.
@@ -57,6 +60,23 @@ def owner_is_own(node: ast.expr, name: str) -> bool:
     )
 
 
+def foreign_error_handlers(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Yield (line, name) for each codec error handler named with a dot (another library's)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        named = [k.value for k in node.keywords if k.arg == "errors"]
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr == "lookup_error") or (
+            isinstance(func, ast.Name) and func.id == "lookup_error"
+        ):
+            named.extend(node.args[:1])
+        for value in named:
+            name = value.value if isinstance(value, ast.Constant) else None
+            if isinstance(name, str) and "." in name:
+                yield node.lineno, name
+
+
 def private_reads(tree: ast.AST) -> Iterator[tuple[int, str, bool]]:
     """Yield (line, name, by_name) for each private name of another object in ``tree``."""
     for node in ast.walk(tree):
@@ -80,7 +100,10 @@ def problems(path: Path, name: str) -> Iterator[str]:
     """Yield each problem of the file at ``path`` (``name``: its path from the repository)."""
     source = path.read_text(encoding="utf-8")
     allowed = ALLOWED.get(name, frozenset())
-    for line, attr, by_name in sorted(private_reads(ast.parse(source, filename=name))):
+    tree = ast.parse(source, filename=name)
+    for line, handler in sorted(foreign_error_handlers(tree)):
+        yield f"{name}:{line}: codec error handler {handler!r} of another library"
+    for line, attr, by_name in sorted(private_reads(tree)):
         if by_name:
             yield f"{name}:{line}: private name {attr!r} read by name (getattr and the like)"
         elif attr not in allowed:

@@ -14,10 +14,12 @@ from auth_server import web as pages
 from auth_server.accounts import password_hasher
 from auth_server.cleanup import Background
 from auth_server.context import AuthServices, services
+from auth_server.flask_app import AuthFlask
 from auth_server.grants.device_code import DeviceEndpoint
 from auth_server.logout import EndSession
 from auth_server.params import EXCHANGE_PATH, refused_in_query
 from auth_server.registration import Configuration, Registration
+from auth_server.token_path import TokenPath
 from auth_server.views import (
     account,
     applications,
@@ -103,7 +105,7 @@ def _refuse_secrets_in_query() -> Response | None:
 
 def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     """Build the auth server app with every route registered."""
-    app = Flask(__name__)
+    app = AuthFlask(__name__)
     # The site header's template is shared with the catalog's pages.
     app.jinja_loader = FileSystemLoader([Path(app.root_path, "templates"), TEMPLATES])
     app.config.update(
@@ -147,6 +149,8 @@ def create_app(settings: AuthSettings, stores: Stores | None = None) -> Flask:
     # so that a request another hook refuses is still labelled with its route.
     app.before_request_funcs.setdefault(None, []).insert(0, _refuse_secrets_in_query)
     app.before_request_funcs[None].insert(0, _label_route)
+    # Refresh grants are answered before Flask dispatches them (inside the middlewares below).
+    app.wsgi_app = TokenPath(app, app.wsgi_app)  # type: ignore[method-assign]
     app.wsgi_app = Observer(  # type: ignore[method-assign]
         app.wsgi_app,
         service="auth",

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from authlib.oauth2.rfc6749 import ClientMixin
+from flask import current_app
 from sqlalchemy import Table, bindparam, select
 
 from auth_server.context import services
 from auth_server.inputs import is_clean
 from auth_server.oauth import parse_scope
 from auth_server.redirects import check_redirect_uri
+from common.client_versions import current_version
 from common.models import Application
+from common.stores import Stores
 from common.tokens import digests_match
 
 SECRET_METHODS = ("client_secret_basic", "client_secret_post")
@@ -20,6 +26,11 @@ APPLICATIONS: Table = Application.__table__  # type: ignore[assignment]
 _BY_CLIENT_ID = select(APPLICATIONS).where(APPLICATIONS.c.client_id == bindparam("client_id"))
 # Grants that act for no user: only a client that can keep a secret may use them.
 CONFIDENTIAL_ONLY = frozenset({"client_credentials"})
+# How long a process keeps an application at most (changes made outside the services' engines,
+# by hand in SQL, are seen this late: see common.client_versions), and how many it keeps.
+CACHE_TTL = 60.0
+CACHE_SIZE = 1024
+EXTENSION_KEY = "artcat.clients"
 
 
 def grant_allowed(app: Application, grant_type: str) -> bool:
@@ -89,12 +100,66 @@ class OAuthClient(ClientMixin):
         return grant_allowed(self.app, grant_type)
 
 
-def query_client(client_id: str | None) -> OAuthClient | None:
-    """Return the enabled application with this client id, or None."""
-    if not client_id or not is_clean(client_id, 64):
-        return None  # a NUL byte or a lone surrogate would make PostgreSQL refuse the query
-    with services().stores.read_engine.connect() as conn:
+def read_client(stores: Stores, client_id: str) -> OAuthClient | None:
+    """Return the enabled application with this client id, read from the database, or None."""
+    with stores.read_engine.connect() as conn:
         row = conn.execute(_BY_CLIENT_ID, {"client_id": client_id}).first()
     if row is None or not row.enabled:
         return None
     return OAuthClient(Application(**row._asdict()))
+
+
+class ClientCache:
+    """The applications this process looked up (enabled or not found), filed under the
+    applications' version (``common.client_versions``), which each lookup reads first.
+
+    A lookup uses only what was read from the database after the version it read itself was
+    set: an application changed before the request began (its change committed, then the
+    version moved) is never answered as it was. The entries are never changed, only replaced
+    (threads share them): an ``OAuthClient`` and its ``Application`` are read-only.
+    """
+
+    def __init__(
+        self, stores: Stores, prefix: str, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.stores = stores
+        self.prefix = prefix
+        self.clock = clock
+        # (version, {client id: (read until, client or None)}), replaced whole on a new version.
+        self._filed: tuple[bytes | None, dict[str, tuple[float, OAuthClient | None]]] = (None, {})
+
+    def get(self, client_id: str) -> OAuthClient | None:
+        """Return the enabled application with this client id, or None."""
+        version = current_version(self.stores.redis, self.prefix)
+        if version is None:  # unknown (Redis unreachable or its key unset): the database says
+            return read_client(self.stores, client_id)
+        filed = self._filed
+        if filed[0] != version:
+            filed = self._filed = (version, {})
+        entries = filed[1]
+        now = self.clock()
+        found = entries.get(client_id)
+        if found is not None and found[0] > now:
+            return found[1]
+        client = read_client(self.stores, client_id)
+        if len(entries) >= CACHE_SIZE:
+            entries.clear()
+        entries[client_id] = (now + CACHE_TTL, client)  # under the version read before
+        return client
+
+
+def client_cache() -> ClientCache:
+    """Return the current app's cache of applications (made on first use)."""
+    cache: ClientCache | None = current_app.extensions.get(EXTENSION_KEY)
+    if cache is None:
+        svc = services()
+        cache = ClientCache(svc.stores, svc.settings.redis_prefix)
+        cache = current_app.extensions.setdefault(EXTENSION_KEY, cache)
+    return cache
+
+
+def query_client(client_id: str | None) -> OAuthClient | None:
+    """Return the enabled application with this client id, or None."""
+    if not client_id or not is_clean(client_id, 64):
+        return None  # a NUL byte or a lone surrogate would make PostgreSQL refuse the query
+    return client_cache().get(client_id)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
-from flask import current_app, request
+from flask import Request, current_app, request
 
 from common.settings import AuthSettings
 from common.stores import Stores
@@ -26,6 +27,17 @@ def services() -> AuthServices:
     return svc
 
 
+# The request ``auth_server.token_path`` answers without Flask's request context, while it does.
+bare_request: ContextVar[Request | None] = ContextVar("artcat.bare_request", default=None)
+
+
+def current_request() -> Request:
+    """Return the request being answered: Flask's, or the one ``auth_server.token_path``
+    answers before Flask (the same class, over the same environ)."""
+    bare = bare_request.get()
+    return bare if bare is not None else request
+
+
 def issuer() -> str:
     """Return the issuer: the configured public URL, else this request's scheme and host."""
-    return (services().settings.public_url or request.host_url).rstrip("/")
+    return (services().settings.public_url or current_request().host_url).rstrip("/")

@@ -32,6 +32,7 @@ from redis.exceptions import RedisError
 from sqlalchemy import delete, select
 
 from common.models import SigningKey
+from common.redis_exchange import exchange_of
 from common.settings import AuthSettings
 from common.stores import Stores
 
@@ -158,8 +159,9 @@ class KeyRing:
         self._memo: tuple[list[SigningKey], datetime, list[KeyState]] | None = None
 
     def _current_version(self) -> bytes | None:
-        try:
-            value = self.stores.redis.get(version_key(self.settings.redis_prefix))
+        try:  # every ID token asks: at a command's CPU cost (common.redis_exchange)
+            key = version_key(self.settings.redis_prefix)
+            value = exchange_of(self.stores.redis).run([("GET", key)])[0]
         except RedisError:
             return None  # unknown: read the keys from the database again
         return value if isinstance(value, bytes) else b"0"

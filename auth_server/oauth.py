@@ -7,8 +7,9 @@ with ``Cache-Control: no-store``, whether Authlib's server answers them or they 
 from __future__ import annotations
 
 from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidScopeError, OAuth2Error
-from flask import Flask, Response, g, jsonify, request
+from flask import Flask, Response, g, jsonify
 
+from auth_server.context import current_request
 from common.api.constants import BAD_CLIENT, OFFLINE_ACCESS, SUPPORTED_SCOPES
 from common.settings import AuthSettings
 
@@ -78,7 +79,7 @@ def error_response(
     if isinstance(ex, InvalidClientError):
         status = 401
         # RFC 6749 5.2: a client that tried HTTP Basic is told which scheme to use.
-        if request.headers.get("Authorization", "")[:6].lower() == "basic ":
+        if current_request().headers.get("Authorization", "")[:6].lower() == "basic ":
             headers.append(("WWW-Authenticate", 'Basic realm="oauth2", error="invalid_client"'))
     if isinstance(ex, SlowDownError):
         headers.append(("Retry-After", str(ex.retry_after)))

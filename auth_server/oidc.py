@@ -28,6 +28,7 @@ from auth_server.clients import OAuthClient
 from auth_server.context import issuer, services
 from auth_server.keys import ALGORITHMS, ES256, ID_TOKEN_TTL, Key, KeyRing
 from auth_server.oauth import OPENID
+from auth_server.refresh import FamilyUser
 from common.models import Application, AuthorizationCode, User
 
 EXTENSION_KEY = "artcat.keys"
@@ -72,7 +73,7 @@ def client_algorithm(client: OAuthClient) -> str:
     return alg if alg in ALGORITHMS else ES256
 
 
-def user_claims(user: User, scope: str) -> UserInfo:
+def user_claims(user: User | FamilyUser, scope: str) -> UserInfo:
     """Return the claims about ``user`` that ``scope`` grants."""
     scopes = scope.split()
     claims: dict[str, Any] = {"sub": user.id}
@@ -155,6 +156,6 @@ class ArtcatOpenIDCode(OpenIDCode):
             "exp": now + ID_TOKEN_TTL,
         }
 
-    def generate_user_info(self, user: User, scope: str) -> UserInfo:
+    def generate_user_info(self, user: User | FamilyUser, scope: str) -> UserInfo:
         """Return the claims the token's scope grants."""
         return user_claims(user, scope)

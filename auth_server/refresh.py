@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import base64
 import functools
+import os
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -31,11 +33,14 @@ from typing import Any
 import orjson
 from authlib.oauth2.rfc6749 import TokenMixin
 from authlib.oauth2.rfc6749.errors import InvalidGrantError
+from cryptography.exceptions import InvalidTag
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from redis import Redis
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     Exists,
     Select,
@@ -43,21 +48,32 @@ from sqlalchemy import (
     bindparam,
     exists,
     func,
+    literal_column,
+    null,
     select,
+    true,
     update,
 )
 from sqlalchemy.orm import Session
 
 from auth_server.audit import audit
 from common.api.constants import OFFLINE_ACCESS
+from common.api.prepared import Prepared
 from common.db import insert_rows
 from common.ids import new_id, utcnow
 from common.models import Application, RefreshFamily, RefreshToken, Token, User
-from common.tokens import TOKENS, IssuedToken, TokenStore, digest, generate_secret
+from common.tokens import TOKENS, IssuedToken, TokenRow, TokenStore, digest, generate_secret
 
+ACCESS = "access"  # the kind of the access tokens a refresh issues (a user's)
 INVALID_REFRESH = "The refresh token is invalid, expired, revoked or was issued to another client."
 GRANT_TYPE = "refresh_token"
-_GRACE_INFO = b"artcat refresh token grace pairs"
+_GRACE_INFO = b"artcat refresh token grace pairs"  # Fernet's key (pairs sealed before GCM)
+_GRACE_INFO_GCM = b"artcat refresh token grace pairs, AES-256-GCM"
+_SEALED = b"\x01"  # the format byte of a pair sealed with AES-GCM (see GracePairs)
+_CLOCK_SKEW = 60  # seconds a pair sealed by a process whose clock runs ahead still opens
+# Whether grace pairs are written with AES-GCM rather than Fernet (see GracePairs): not while a
+# release that opens Fernet's only may run beside this one.
+WRITES_GCM = False
 FAMILIES: Table = RefreshFamily.__table__  # type: ignore[assignment]
 REFRESH_TOKENS: Table = RefreshToken.__table__  # type: ignore[assignment]
 USERS: Table = User.__table__  # type: ignore[assignment]
@@ -94,7 +110,9 @@ class Presented(TokenMixin):
     scope: str
     auth_time: int | None  # Unix seconds
     # The family's user when the rotation read it too (PostgreSQL), else None.
-    user: User | None = field(default=None, compare=False, repr=False)
+    user: FamilyUser | None = field(default=None, compare=False, repr=False)
+    # The new pair the rotation wrote in its own statement (PostgreSQL), else None.
+    renewed: Renewed | None = field(default=None, compare=False, repr=False)
 
     def check_client(self, client: Any) -> bool:
         """Tell whether the token was issued to ``client``."""
@@ -132,6 +150,84 @@ class Presented(TokenMixin):
         return ["pwd"] if self.auth_time is not None else None
 
 
+@dataclass(frozen=True, slots=True)
+class FamilyUser:
+    """What a refresh reads of the family's user (``USER_COLUMNS``, in their order): its token
+    and ID token ask no more. A plain object, not a ``User``: building an ORM instance cost a
+    twentieth of a refresh."""
+
+    id: str
+    name: str
+    email: str
+    enabled: bool
+    email_verified_at: datetime | None
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Renewal:
+    """The new pair of a refresh, drawn before the rotation so that, on PostgreSQL, the
+    rotation's statement writes it too (one statement, one round trip): the access token
+    (a user's, of the family's user and scope) and the refresh token that goes with it.
+    It is written only when the rotation claimed the token presented; a refresh that then fails
+    (a disabled user) rolls it back with the rotation."""
+
+    access_value: str
+    access_id: str
+    refresh_value: str
+    refresh_id: str
+    now: datetime
+    access_ttl: int
+    refresh_ttl: int
+
+    @classmethod
+    def draw(cls, *, access_ttl: int, refresh_ttl: int) -> Renewal:
+        """Draw the values of a new pair (written by ``rotate``)."""
+        return cls(
+            generate_secret(), new_id(), generate_secret(), new_id(), utcnow(), access_ttl,
+            refresh_ttl,
+        )  # fmt: skip
+
+    def binds(self) -> dict[str, Any]:
+        """Return the values the rotation's statement binds."""
+        return {
+            "b_access_id": self.access_id,
+            "b_access_digest": digest(self.access_value),
+            "b_access_expires": self.now + timedelta(seconds=self.access_ttl),
+            "b_refresh_id": self.refresh_id,
+            "b_refresh_digest": digest(self.refresh_value),
+            "b_refresh_expires": self.now + timedelta(seconds=self.refresh_ttl),
+        }
+
+    def written(self, *, application_id: str, user_id: str, scope: str) -> Renewed:
+        """Return the pair as the rotation wrote it for this family."""
+        values: dict[str, Any] = {
+            "id": self.access_id,
+            "digest": digest(self.access_value),
+            "kind": ACCESS,
+            "application_id": application_id,
+            "user_id": user_id,
+            "scope": scope,
+            "code_id": None,
+            "created_at": self.now,
+            "expires_at": self.now + timedelta(seconds=self.access_ttl),
+            "expired_at": None,
+        }
+        access = IssuedToken(self.access_value, TokenRow(**values), values)
+        return Renewed(access, self.refresh_value, self.refresh_id, self.access_ttl)
+
+
+@dataclass(frozen=True)
+class Renewed:
+    """The pair a rotation wrote: its access token, the refresh token's value and id, and the
+    access token's lifetime."""
+
+    access: IssuedToken
+    refresh_value: str
+    refresh_id: str
+    access_ttl: int
+
+
 @dataclass(frozen=True)
 class Replay:
     """A refresh within the grace period: the pair the first one got, to answer again."""
@@ -140,46 +236,114 @@ class Replay:
     presented: Presented
 
 
+def _derive(secret_key: str, info: bytes) -> bytes:
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info)
+    return hkdf.derive(secret_key.encode())
+
+
 @functools.lru_cache(maxsize=4)
-def grace_cipher(secret_key: str) -> Fernet:
-    """Return the cipher of the pairs kept for the grace period, derived from SECRET_KEY (once
-    per key: every refresh needs it)."""
-    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_GRACE_INFO)
-    return Fernet(base64.urlsafe_b64encode(hkdf.derive(secret_key.encode())))
+def grace_cipher(secret_key: str) -> AESGCM:
+    """Return the cipher of the pairs kept for the grace period (AES-256-GCM), its key derived
+    from SECRET_KEY (once per key: every refresh needs it)."""
+    return AESGCM(_derive(secret_key, _GRACE_INFO_GCM))
+
+
+@functools.lru_cache(maxsize=4)
+def legacy_grace_cipher(secret_key: str) -> Fernet:
+    """Return the cipher of the pairs sealed before AES-GCM (Fernet), to open those still kept."""
+    return Fernet(base64.urlsafe_b64encode(_derive(secret_key, _GRACE_INFO)))
 
 
 class GracePairs:
-    """The pairs just issued by rotations, encrypted in Redis for the grace period only."""
+    """The pairs just issued by rotations, encrypted in Redis for the grace period only.
 
-    def __init__(self, redis: Redis, *, prefix: str, secret_key: str, seconds: int) -> None:
+    Two formats open: Fernet's, and AES-256-GCM's (``seal_gcm``: a format byte, when it was
+    sealed, Unix seconds, 8 bytes, a random nonce, 12 bytes, then the ciphertext and its tag;
+    the format byte, the time and the token's digest, its Redis key's, are authenticated with
+    it, so a pair opens only under the key it was kept under and only for the grace period).
+
+    Pairs are written with Fernet (``WRITES_GCM``): a rolling deploy runs this release beside
+    the one before, which opens Fernet's only, and a retry that reaches it must find the pair
+    its first request was given (else it takes the retry for a reuse and revokes the family).
+    A later release may write AES-GCM (7 to 1.4 microseconds a pair), which this one opens.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        prefix: str,
+        secret_key: str,
+        seconds: int,
+        writes_gcm: bool | None = None,
+    ) -> None:
         self.redis = redis
         self.prefix = prefix
+        self.secret_key = secret_key
         self.cipher = grace_cipher(secret_key)
         self.seconds = seconds
+        self.writes_gcm = WRITES_GCM if writes_gcm is None else writes_gcm
 
     def key(self, old_digest: str) -> str:
         """Return the Redis key of the pair bought with the token of ``old_digest``."""
         return f"{self.prefix}:rt-grace:{old_digest}"
 
-    def remember(self, old_digest: str, body: dict[str, Any], redis: Any = None) -> None:
-        """Keep the pair bought with the token of ``old_digest`` for the grace period (on the
-        caller's pipeline ``redis``, when given)."""
+    def seal(self, old_digest: str, plain: bytes) -> bytes:
+        """Return ``plain`` sealed for the key of ``old_digest``, in the format written."""
+        if self.writes_gcm:
+            return self.seal_gcm(old_digest, plain)
+        return legacy_grace_cipher(self.secret_key).encrypt(plain)
+
+    def seal_gcm(self, old_digest: str, plain: bytes, now: int | None = None) -> bytes:
+        """Return ``plain`` sealed with AES-GCM for the key of ``old_digest`` (at ``now``, Unix
+        seconds)."""
+        header = _SEALED + (int(time.time()) if now is None else now).to_bytes(8, "big")
+        nonce = os.urandom(12)
+        return header + nonce + self.cipher.encrypt(nonce, plain, header + old_digest.encode())
+
+    def open(self, old_digest: str, sealed: bytes) -> bytes | None:
+        """Return what ``seal`` sealed for the key of ``old_digest`` while the grace lasts, else
+        None (another key's, too old, tampered with, or not a sealed pair)."""
+        if sealed[:1] != _SEALED:
+            try:
+                return legacy_grace_cipher(self.secret_key).decrypt(sealed, ttl=self.seconds)
+            except InvalidToken:
+                return None
+        header, nonce, data = sealed[:9], sealed[9:21], sealed[21:]
+        sealed_at, now = int.from_bytes(header[1:], "big"), time.time()
+        if len(nonce) != 12 or not now - self.seconds <= sealed_at <= now + _CLOCK_SKEW:
+            return None
+        try:
+            return self.cipher.decrypt(nonce, data, header + old_digest.encode())
+        except InvalidTag:
+            return None
+
+    def command(self, old_digest: str, body: dict[str, Any]) -> tuple[Any, ...] | None:
+        """Return the Redis command that keeps the pair bought with the token of
+        ``old_digest`` for the grace period (None: there is none)."""
         if self.seconds <= 0:
-            return
+            return None
         pair = {name: value for name, value in body.items() if name != "state"}  # the request's
-        sealed = self.cipher.encrypt(orjson.dumps(pair))
-        (redis or self.redis).set(self.key(old_digest), sealed, ex=self.seconds)
+        sealed = self.seal(old_digest, orjson.dumps(pair))
+        return ("SET", self.key(old_digest), sealed, "EX", self.seconds)
+
+    def remember(self, old_digest: str, body: dict[str, Any]) -> None:
+        """Keep the pair bought with the token of ``old_digest`` for the grace period."""
+        command = self.command(old_digest, body)
+        if command is not None:
+            self.redis.execute_command(*command)
 
     def recall(self, old_digest: str) -> dict[str, Any] | None:
         """Return the pair bought with the token of ``old_digest``, while the grace lasts."""
         if self.seconds <= 0:
             return None
         raw: bytes | None = self.redis.get(self.key(old_digest))  # type: ignore[assignment]
-        if raw is None:
+        plain = self.open(old_digest, raw) if raw is not None else None
+        if plain is None:
             return None
         try:
-            body = orjson.loads(self.cipher.decrypt(raw, ttl=self.seconds))
-        except (InvalidToken, orjson.JSONDecodeError):
+            body = orjson.loads(plain)
+        except orjson.JSONDecodeError:
             return None
         return body if isinstance(body, dict) else None
 
@@ -255,24 +419,32 @@ def issue_refresh(
 # Built once: a refresh runs these two statements, and building a statement costs as much CPU
 # as executing it. ``now`` binds with the columns' own type (UTC-aware datetimes).
 _NOW = bindparam("b_now", type_=REFRESH_TOKENS.c.expires_at.type)
+
+
 # The family's row first (the lock every revocation takes first too), in one statement with
 # finding the token: a revoked family, an unknown token and another client's token (neither
 # acknowledged nor revoked by a client not its own) all stop here.
-_TOUCH_FAMILY = (
-    FAMILIES.update()
-    .where(
-        FAMILIES.c.id
-        == select(REFRESH_TOKENS.c.family_id)
+def _touch_family(*more: ColumnElement[Any]) -> Any:
+    """Return the family's UPDATE, RETURNING its row (and ``more``: built whole, as a
+    statement's RETURNING columns are worked out once)."""
+    return (
+        FAMILIES.update()
         .where(
-            REFRESH_TOKENS.c.digest == bindparam("b_digest"),
-            REFRESH_TOKENS.c.application_id == bindparam("b_application_id"),
+            FAMILIES.c.id
+            == select(REFRESH_TOKENS.c.family_id)
+            .where(
+                REFRESH_TOKENS.c.digest == bindparam("b_digest"),
+                REFRESH_TOKENS.c.application_id == bindparam("b_application_id"),
+            )
+            .scalar_subquery(),
+            FAMILIES.c.revoked_at.is_(None),
         )
-        .scalar_subquery(),
-        FAMILIES.c.revoked_at.is_(None),
+        .values(used_at=_NOW)
+        .returning(FAMILIES.c.id, FAMILIES.c.user_id, FAMILIES.c.scope, FAMILIES.c.auth_time, *more)
     )
-    .values(used_at=_NOW)
-    .returning(FAMILIES.c.id, FAMILIES.c.user_id, FAMILIES.c.scope, FAMILIES.c.auth_time)
-)
+
+
+_TOUCH_FAMILY = _touch_family()
 # The conditional UPDATE of which, among concurrent refreshes with one token, exactly one wins.
 _CLAIM = (
     REFRESH_TOKENS.update()
@@ -310,7 +482,97 @@ def _rotate_in_one() -> Select[Any]:
     )
 
 
+def _rotate_and_renew() -> Select[Any]:
+    """PostgreSQL: the rotation of ``_rotate_in_one`` and the new pair (``Renewal``) in one
+    statement. The pair is written only once the token was claimed, for the family's user (a
+    user deleted since cannot be given a token: nothing is written, and the grant refuses);
+    its foreign keys are checked at the end of the statement (the refresh token names the
+    access token written beside it)."""
+    family = _TOUCH_FAMILY.cte("family")
+    claim = _CLAIM.where(exists(select(family.c.id))).cte("claim")
+    app: BindParameter[str] = bindparam("b_application_id")
+    access_values: dict[str, Any] = {
+        "id": bindparam("b_access_id"),
+        "digest": bindparam("b_access_digest"),
+        "kind": literal_column(f"'{ACCESS}'"),
+        "application_id": app,
+        "user_id": family.c.user_id,
+        "scope": family.c.scope,
+        "code_id": null(),
+        "created_at": _NOW,
+        "expires_at": bindparam("b_access_expires", type_=TOKENS.c.expires_at.type),
+        "expired_at": null(),
+    }
+    access = (
+        TOKENS.insert()
+        .from_select(
+            list(access_values),
+            select(*access_values.values())
+            .select_from(family.join(USERS, USERS.c.id == family.c.user_id))
+            .where(exists(select(claim.c.id))),
+        )
+        .returning(TOKENS.c.id)
+        .cte("access")
+    )
+    refresh_values: dict[str, Any] = {
+        "id": bindparam("b_refresh_id"),
+        "digest": bindparam("b_refresh_digest"),
+        "family_id": family.c.id,
+        "application_id": app,
+        "access_token_id": access.c.id,
+        "created_at": _NOW,
+        "expires_at": bindparam("b_refresh_expires", type_=REFRESH_TOKENS.c.expires_at.type),
+        "rotated_at": null(),
+        "revoked_at": null(),
+    }
+    for table, values in ((TOKENS, access_values), (REFRESH_TOKENS, refresh_values)):
+        if set(values) != set(table.c.keys()):  # a column left out would need its default here
+            raise ValueError(f"the rotation's INSERT into {table.name} names other columns")
+    renewed = (
+        REFRESH_TOKENS.insert()
+        .from_select(
+            list(refresh_values),
+            select(*refresh_values.values()).select_from(family.join(access, true())),
+        )
+        .returning(REFRESH_TOKENS.c.id)
+        .cte("renewed")
+    )
+    claimed = select(claim.c.id).scalar_subquery().label("claimed")
+    issued = select(renewed.c.id).scalar_subquery().label("issued")
+    return select(
+        family, claimed, issued, *(c.label(f"u_{c.name}") for c in USER_COLUMNS)
+    ).select_from(family.outerjoin(USERS, USERS.c.id == family.c.user_id))
+
+
 _ROTATE_IN_ONE = _rotate_in_one()
+
+
+def _touch_and_read() -> Any:
+    """SQLite: the family's row and its user's in one statement (the claim is another: no
+    UPDATE in a WITH clause there). RETURNING names the updated table's columns unqualified: the
+    user's table is aliased, so that each name resolves to one table only."""
+    owner = USERS.alias("owner")
+    return _touch_family(
+        *(
+            select(owner.c[c.name])
+            .where(owner.c.id == FAMILIES.c.user_id)
+            .scalar_subquery()
+            .label(f"u_{c.name}")
+            for c in USER_COLUMNS
+        )
+    )
+
+
+_TOUCH_AND_READ = _touch_and_read()
+# Run on the driver's cursor (``common.api.prepared``): a refresh's statement through SQLAlchemy's
+# execution costs about as much CPU again as the driver and the database.
+_ROTATE_PREPARED = Prepared(_ROTATE_IN_ONE)
+_ROTATE_AND_RENEW = Prepared(_rotate_and_renew())
+_TOUCH_PREPARED = Prepared(_TOUCH_AND_READ)
+_CLAIM_PREPARED = Prepared(_CLAIM)
+_USER_PREPARED = Prepared(_USER_BY_ID)
+# A refresh's rows, one INSERT each where they are not written in one statement (SQLite).
+_INSERTS = {table: Prepared(table.insert()) for table in (TOKENS, FAMILIES, REFRESH_TOKENS)}
 
 
 def rotate(
@@ -320,18 +582,28 @@ def rotate(
     *,
     value: str,
     application_id: str,
+    renewal: Renewal | None = None,
 ) -> Presented | Replay:
     """Rotate the refresh token ``value`` of ``application_id`` in the caller's transaction.
 
     Returns the token's family (the caller issues the new pair and commits), or the pair a
     concurrent rotation just issued (within the grace period). Raises InvalidGrantError for any
     other token; a reuse past the grace period first revokes the family (committed here).
+    On PostgreSQL the rotation also writes the ``renewal`` given (``Presented.renewed``: the
+    caller then writes no pair of its own).
     """
     token_digest = digest(value)
-    now = utcnow()
+    now = renewal.now if renewal is not None else utcnow()
     keys = {"b_digest": token_digest, "b_application_id": application_id, "b_now": now}
     one_statement = db.get_bind().dialect.name == "postgresql"
-    family = db.execute(_ROTATE_IN_ONE if one_statement else _TOUCH_FAMILY, keys).first()
+    conn = db.connection()
+    if one_statement and renewal is not None:
+        found = _ROTATE_AND_RENEW.rows(conn, {**keys, **renewal.binds()})
+    elif one_statement:
+        found = _ROTATE_PREPARED.rows(conn, keys)
+    else:
+        found = _TOUCH_PREPARED.rows(conn, keys)
+    family = found[0] if found else None
     if family is None:
         db.rollback()
         raise InvalidGrantError(description=INVALID_REFRESH)
@@ -343,12 +615,16 @@ def rotate(
         family.scope,
         int(family.auth_time.timestamp()) if family.auth_time is not None else None,
     )
+    if family.u_id is not None:
+        presented.user = user_of(family, prefix="u_")
     if one_statement:
         claimed = family.claimed
-        if family.u_id is not None:
-            presented.user = user_of(family, prefix="u_")
+        if renewal is not None and getattr(family, "issued", None) is not None:
+            presented.renewed = renewal.written(
+                application_id=application_id, user_id=family.user_id, scope=family.scope
+            )
     else:
-        claimed = db.execute(_CLAIM, keys).scalar()
+        claimed = _CLAIM_PREPARED.scalar(conn, keys)
     if claimed is not None:
         return presented
     rotated_at = db.scalar(
@@ -381,18 +657,24 @@ def rotate(
     raise InvalidGrantError(description=INVALID_REFRESH)
 
 
-def user_of(row: Any, *, prefix: str = "") -> User:
-    """Return the user of a row holding ``USER_COLUMNS`` (under ``prefix``), as a ``User``
-    that belongs to no session."""
-    values = row._asdict()
-    return User(**{c.name: values[prefix + c.name] for c in USER_COLUMNS})
+def discard_renewed(db: Session, renewed: Renewed) -> None:
+    """Delete the pair a rotation wrote, in the caller's transaction (the grant issues another:
+    never seen, as the two statements' transaction is one)."""
+    db.execute(REFRESH_TOKENS.delete().where(REFRESH_TOKENS.c.id == renewed.refresh_id))
+    db.execute(TOKENS.delete().where(TOKENS.c.id == renewed.access.row.id))
 
 
-def family_user(db: Session, presented: Presented) -> User | None:
+def user_of(row: Any, *, prefix: str = "") -> FamilyUser:
+    """Return the user of a row holding ``USER_COLUMNS`` (under ``prefix``)."""
+    return FamilyUser(*(getattr(row, prefix + c.name) for c in USER_COLUMNS))
+
+
+def family_user(db: Session, presented: Presented) -> FamilyUser | None:
     """Return the user of the family ``presented`` rotated (read by the rotation when it could)."""
     if presented.user is not None:
         return presented.user
-    row = db.execute(_USER_BY_ID, {"b_user_id": presented.user_id}).first()
+    found = _USER_PREPARED.rows(db.connection(), {"b_user_id": presented.user_id})
+    row = found[0] if found else None
     return user_of(row) if row is not None else None
 
 
@@ -560,5 +842,10 @@ def issue_beside(db: Session, oauth_request: Any, access: IssuedToken, *, ttl: i
         family_id=family_id, application_id=row.application_id, access_token_id=row.id, ttl=ttl
     )
     rows.append((REFRESH_TOKENS, refresh))
-    insert_rows(db, *rows)
+    if db.get_bind().dialect.name == "postgresql":
+        insert_rows(db, *rows)  # one statement
+    else:
+        conn = db.connection()
+        for table, values in rows:
+            _INSERTS[table].rows(conn, values)
     return value

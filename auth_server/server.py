@@ -19,22 +19,29 @@ from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.oauth2.rfc6749 import OAuth2Payload, OAuth2Request
 from authlib.oauth2.rfc6749.errors import InvalidClientError, InvalidRequestError, OAuth2Error
 from authlib.oauth2.rfc9207 import IssuerParameter
-from flask import Flask, current_app, g, request
+from flask import Flask, Request, current_app, g, request
 from sqlalchemy.orm import Session
-from werkzeug.datastructures import MultiDict
 
 from auth_server.audit import audit
 from auth_server.clients import OAuthClient, query_client
-from auth_server.context import issuer, services
+from auth_server.context import bare_request, current_request, issuer, services
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER, error_response, parse_scope, token_ttl
-from auth_server.params import JSON, json_body, request_params
-from auth_server.refresh import GracePairs, issue_beside, short_lived, wants_refresh
+from auth_server.params import FORM, JSON, form_pairs, json_body, request_params
+from auth_server.refresh import (
+    GracePairs,
+    Presented,
+    Renewed,
+    discard_renewed,
+    issue_beside,
+    short_lived,
+    wants_refresh,
+)
 from auth_server.token_params import OAUTH_PARAMS, PASSWORD_GRANTS
 from common.api.constants import BAD_CLIENT
 from common.api.errors import APIError
 from common.ids import format_ts
-from common.redis_store import pipelined
+from common.redis_exchange import exchange_of
 from common.tokens import TOKENS
 
 EXTENSION_KEY = "artcat.oauth_server"
@@ -48,16 +55,16 @@ KNOWN_PARAMS = OAUTH_PARAMS
 WITH_REFRESH = "with_refresh_token"
 
 
-def _refuse_json_non_strings() -> None:
+def _refuse_json_non_strings(req: Request) -> None:
     """Refuse a JSON body whose OAuth parameter is not a string (never coerced to text).
 
     ``request_params`` turns ``{"client_id": true}`` into the text "True"; every OAuth parameter
     is a string (RFC 6749 appendix A), so another JSON type is a malformed request.
     """
-    mimetype = request.mimetype or ""
+    mimetype = req.mimetype or ""
     if mimetype != JSON and not mimetype.endswith("+json"):
         return
-    body = json_body(request)
+    body = json_body(req)
     if not isinstance(body, dict):
         return
     for name in sorted(KNOWN_PARAMS & body.keys()):
@@ -86,13 +93,17 @@ class Payload(OAuth2Payload):
 class OAuthRequest(OAuth2Request):
     """An OAuth request read the reference API's way; empty parameters count as absent."""
 
-    def __init__(self) -> None:
-        super().__init__(request.method, _TRANSPORT_CHECKED_ELSEWHERE, headers=request.headers)
+    def __init__(self, req: Request) -> None:
+        super().__init__(req.method, _TRANSPORT_CHECKED_ELSEWHERE)
+        self.http = req
+        # Set here, not given: Authlib's ``headers or {}`` would count the headers, which reads
+        # every key of the WSGI environ.
+        self.headers = req.headers
         try:
-            raw = request_params(request)
+            raw = request_params(req)
         except APIError as ex:
             raise InvalidRequestError(description=ex.message) from None
-        _refuse_json_non_strings()
+        _refuse_json_non_strings(req)
         state = raw.get("state")
         if state and is_clean(state):
             g.oauth_state = state  # echoed in the error body, whatever goes wrong next
@@ -104,9 +115,13 @@ class OAuthRequest(OAuth2Request):
             if value != "":  # RFC 6749 3.1: a parameter without a value is an omitted one
                 data[name] = value
         datalist: dict[str, list[str]] = {}
-        for source in (request.args, request.form):
-            for name, values in MultiDict(source).lists():
-                datalist.setdefault(name, []).extend(v for v in values if v != "")
+        for name, values in req.args.lists():
+            datalist.setdefault(name, []).extend(v for v in values if v != "")
+        if (req.mimetype or "") == FORM:  # only a form body fills ``request.form``
+            for name, value in form_pairs(req):
+                found = datalist.setdefault(name, [])
+                if value != "":
+                    found.append(value)
         self.payload = Payload(data, datalist)
         self._form = data
 
@@ -114,7 +129,7 @@ class OAuthRequest(OAuth2Request):
     def uri(self) -> str:
         """Return the request's URL, built when asked only (a token request never asks, and
         building it costs a tenth of a refresh)."""
-        return request.url
+        return self.http.url
 
     @uri.setter
     def uri(self, _placeholder: str) -> None:
@@ -123,7 +138,7 @@ class OAuthRequest(OAuth2Request):
     @property
     def args(self) -> Any:
         """Return the query string."""
-        return request.args
+        return self.http.args
 
     @property
     def form(self) -> dict[str, str]:
@@ -151,7 +166,8 @@ def grace_pairs() -> GracePairs:
     )
 
 
-def _close_request_db(_exc: BaseException | None) -> None:
+def close_request_db(_exc: BaseException | None = None) -> None:
+    """Close the request's database session, if it opened one (after the request)."""
     db: Session | None = g.pop("oauth_db", None)
     if db is not None:
         db.close()  # rolls back whatever a failed request left uncommitted
@@ -160,9 +176,12 @@ def _close_request_db(_exc: BaseException | None) -> None:
 class Server(AuthorizationServer):
     """Authlib's Flask authorization server with our requests, clients, tokens and errors."""
 
-    def create_oauth2_request(self, _request: object) -> OAuthRequest:
-        """Read the current Flask request."""
-        return OAuthRequest()
+    def create_oauth2_request(self, given: object) -> OAuthRequest:
+        """Return the OAuth request given (``auth_server.token_path`` reads its own), else read
+        the current Flask request."""
+        if isinstance(given, OAuthRequest):
+            return given
+        return OAuthRequest(request)
 
     def get_token_grant(self, oauth_request: OAuth2Request) -> Any:
         """Find the grant; a request without grant_type, or by a method the endpoint does not
@@ -200,7 +219,7 @@ class Server(AuthorizationServer):
             client: OAuthClient = super().authenticate_client(oauth_request, methods, endpoint)
         except InvalidClientError:
             client_id = (basic or (form.get("client_id", ""), ""))[0]
-            audit("client.auth_failed", client_id=client_id[:64], ip=request.remote_addr)
+            audit("client.auth_failed", client_id=client_id[:64], ip=current_request().remote_addr)
             raise InvalidClientError(description=BAD_CLIENT, status_code=401) from None
         return client
 
@@ -244,20 +263,26 @@ class Server(AuthorizationServer):
         code = oauth_request.authorization_code
         db = request_db(oauth_request)
         tokens = svc.stores.tokens
-        issued = tokens.new(
-            kind="access" if user is not None else "xapp",
-            application_id=client.app.id,
-            user_id=user.id if user is not None else None,
-            ttl=token["expires_in"],
-            scope=token.get("scope", ""),
-            code_id=code.id if code is not None else None,
-        )
+        kind = "access" if user is not None else "xapp"
+        scope = token.get("scope", "")
+        renewed = _written_by_rotation(oauth_request, token, kind, scope)
         refresh_token = None
-        if token.get(WITH_REFRESH):
-            ttl = svc.settings.refresh_token_ttl
-            refresh_token = issue_beside(db, oauth_request, issued, ttl=ttl)
+        if renewed is not None:
+            issued, refresh_token = renewed.access, renewed.refresh_value
         else:
-            db.execute(TOKENS.insert(), issued.values())
+            issued = tokens.new(
+                kind=kind,
+                application_id=client.app.id,
+                user_id=user.id if user is not None else None,
+                ttl=token["expires_in"],
+                scope=scope,
+                code_id=code.id if code is not None else None,
+            )
+            if token.get(WITH_REFRESH):
+                ttl = svc.settings.refresh_token_ttl
+                refresh_token = issue_beside(db, oauth_request, issued, ttl=ttl)
+            else:
+                db.execute(TOKENS.insert(), issued.values())
         if oauth_request.credential is not None:
             # A device grant (RFC 8628) remembers its token: revoking the grant expires it.
             oauth_request.credential.issued(db, issued.row.id)
@@ -277,13 +302,12 @@ class Server(AuthorizationServer):
         # a concurrent refresh that finds the token rotated finds the pair too, within the
         # grace period).
         rotated = oauth_request.refresh_token if refresh_token is not None else None
-
-        def publish(pipe: Any) -> None:
-            tokens.publish(row, pipe)
-            if rotated is not None:
-                grace_pairs().remember(rotated.digest, body, pipe)
-
-        pipelined(svc.stores.redis, publish)
+        commands = [tokens.publish_command(row)]
+        if rotated is not None:
+            commands.append(grace_pairs().command(rotated.digest, body))
+        sent = [command for command in commands if command is not None]
+        if sent:
+            exchange_of(svc.stores.redis).run(sent)
         db.commit()
         audit(
             "token.issued",
@@ -294,16 +318,52 @@ class Server(AuthorizationServer):
             scope=row.scope,
             expires_at=format_ts(row.expires_at),
             refresh=refresh_token is not None,
-            ip=request.remote_addr,
+            ip=current_request().remote_addr,
         )
         token.clear()
         token.update(body)
+
+    def handle_response(
+        self, status_code: int, payload: Any, headers: list[tuple[str, str]]
+    ) -> Any:
+        """Answer: a Flask response, or (status, payload, headers) for a request answered before
+        Flask (``auth_server.token_path`` renders it as Flask would)."""
+        if bare_request.get() is not None:
+            return status_code, payload, headers
+        return super().handle_response(status_code, payload, headers)
 
     def handle_error_response(self, oauth_request: OAuth2Request, error: OAuth2Error) -> Any:
         """Answer an error: a redirect to a validated client URI, else our JSON body."""
         if error.redirect_uri:
             return super().handle_error_response(oauth_request, error)
         return self.handle_response(*error_response(error, oauth_request.payload.state))
+
+
+def _written_by_rotation(
+    oauth_request: OAuth2Request, token: dict[str, Any], kind: str, scope: str
+) -> Renewed | None:
+    """Return the pair the refresh's rotation wrote (``auth_server.refresh.Renewal``) when it
+    is the token described, else None (and the pair written is taken back: this one is
+    issued instead)."""
+    presented = oauth_request.refresh_token
+    if not isinstance(presented, Presented) or presented.renewed is None:
+        return None
+    renewed = presented.renewed
+    row = renewed.access.row
+    user = oauth_request.user
+    if (
+        token.get(WITH_REFRESH)
+        and kind == row.kind
+        and user is not None
+        and user.id == row.user_id
+        and scope == row.scope
+        and token["expires_in"] == renewed.access_ttl
+        and oauth_request.authorization_code is None
+        and oauth_request.credential is None
+    ):
+        return renewed
+    discard_renewed(request_db(oauth_request), renewed)
+    return None
 
 
 class Issuer(IssuerParameter):
@@ -345,7 +405,7 @@ def install(
     for endpoint in endpoints:
         server.register_endpoint(endpoint)
     server.register_extension(Issuer())
-    app.teardown_request(_close_request_db)
+    app.teardown_request(close_request_db)
     app.extensions[EXTENSION_KEY] = server
     return server
 

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import time
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from sqlalchemy.exc import InvalidatePoolError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool, QueuePool
 
+from common.client_versions import Announce, announce, watch
+from common.redis_store import connect_redis, embedded_redis_running
 from common.settings import Settings, prepare_instance_dir, tighten
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
@@ -75,9 +78,48 @@ def make_engine(settings: Settings, **kwargs: Any) -> Engine:
             **kwargs,
         )
         event.listen(engine, "connect", _sqlite_pragmas)
-        return engine
+        return watched(engine, Announcer(settings))
     _fast_json_columns()
-    return ping_when_idle(create_engine(url, echo=settings.sql_echo, **{**POOL, **kwargs}))
+    engine = ping_when_idle(create_engine(url, echo=settings.sql_echo, **{**POOL, **kwargs}))
+    return watched(engine, Announcer(settings))
+
+
+class Announcer:
+    """Tell every process that an application changed through the Redis of the engine's
+    settings (``common.client_versions``), a client made on the first change: what a change
+    made outside the ``Stores``' sessions goes through (theirs go through their own Redis).
+    Nothing to tell when the settings' embedded Redis does not run (no server is up: no process
+    keeps an application)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.redis: Any = None
+
+    def __call__(self, *, pending: bool) -> None:
+        """Move the applications' version (see ``common.client_versions.announce``)."""
+        redis = self.redis
+        if redis is None:
+            if self.settings.embedded_redis and not embedded_redis_running(self.settings):
+                return
+            redis = self.redis = connect_redis(self.settings)
+        announce(redis, self.settings.redis_prefix, pending=pending)
+
+
+# What each watched engine calls when an application changed outside the stores' sessions (read
+# engines share their primary's).
+_announcers: weakref.WeakKeyDictionary[Engine, Announce] = weakref.WeakKeyDictionary()
+
+
+def watched(engine: Engine, on_change: Announce) -> Engine:
+    """Watch the engine's writes to the applications (``common.client_versions.watch``)."""
+    watch(engine, on_change)
+    _announcers[engine] = on_change
+    return engine
+
+
+def announcer_of(engine: Engine) -> Announce | None:
+    """Return what the engine calls when an application changed (None: not watched)."""
+    return _announcers.get(engine)
 
 
 # PostgreSQL pools (each engine's; the read engine has one of its own): connections kept, extra
@@ -167,9 +209,11 @@ def read_engine(engine: Engine) -> Engine:
         return engine
     size = engine.pool.size() if isinstance(engine.pool, QueuePool) else POOL["pool_size"]
     options = {**POOL, "pool_size": size}
-    return ping_when_idle(
+    reads = ping_when_idle(
         create_engine(engine.url, echo=engine.echo, isolation_level="AUTOCOMMIT", **options)
     )
+    on_change = announcer_of(engine)
+    return watched(reads, on_change) if on_change is not None else reads
 
 
 def insert_rows(db: Session | Connection, *rows: tuple[Table, Mapping[str, Any]]) -> None:

@@ -293,6 +293,16 @@ def sentinel_master(settings: Settings) -> Redis:
     return client
 
 
+def embedded_redis_running(settings: Settings) -> bool:
+    """Tell whether the embedded server of the settings' instance runs (this process's or
+    another's)."""
+    path = str(settings.embedded_redis_path)
+    with _lock:
+        if path in _embedded:
+            return True
+    return _running_elsewhere(path)
+
+
 def _running_elsewhere(path: str) -> bool:
     """Tell whether a live embedded server is already registered for this database file."""
     try:

@@ -10,7 +10,8 @@ from redis import Redis
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from common.db import make_engine, make_sessionmaker, read_engine
+from common.client_versions import RedisAnnouncer, watch_sessions
+from common.db import announcer_of, make_engine, make_sessionmaker, read_engine, watched
 from common.redis_store import connect_redis
 from common.replicas import ReplicaSet, parse_urls
 from common.settings import ResourceSettings, Settings
@@ -70,8 +71,15 @@ class Stores:
         """Connect to the configured stores (or reuse the given engine and Redis client)."""
         engine = engine or make_engine(settings)
         redis = redis or connect_redis(settings)
+        # A change of an application made in these stores' sessions is announced through their
+        # Redis (the engine's settings name the Redis of changes made outside them).
+        on_change = RedisAnnouncer(redis, settings.redis_prefix)
+        if announcer_of(engine) is None:
+            watched(engine, on_change)
         sessions = make_sessionmaker(engine)
         reads = make_sessionmaker(read_engine(engine), reads=True)
+        watch_sessions(sessions, on_change)
+        watch_sessions(reads, on_change)
         tokens = TokenStore(
             redis,
             sessions,

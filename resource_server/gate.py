@@ -48,6 +48,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from common.api.errors import AuthError
 from common.catalog_version import catalog_version_key, version_keys
+from common.redis_exchange import exchange_on
 from common.redis_store import is_cluster, outage_retry, through_outage
 from common.tokens import TokenRecord, TokenStore, digest, well_formed
 from resource_server.auth import tokens_from_request
@@ -315,32 +316,9 @@ class _Line:
         return replies, error
 
     def exchange(self, packed: bytes, count: int) -> list[Any]:
-        """Send the commands at once, read ``count`` replies, then raise the first error reply.
-
-        A failure of the connection disconnects it (its next use connects again) and raises
-        redis-py's ConnectionError; error replies are raised as redis-py raises them, once
-        every reply is read (the connection's next exchange reads its own replies).
-        """
-        conn = self.conn
-        replies: list[Any] = []
-        error: ResponseError | None = None
-        try:
-            conn.send_packed_command([packed])
-            for _ in range(count):
-                try:
-                    replies.append(conn.read_response())
-                except ResponseError as reply:
-                    error = error or reply
-                    replies.append(reply)
-        except BaseException:
-            conn.disconnect()
-            raise
-        if error is not None:
-            if isinstance(error, ReadOnlyError):  # a Sentinel failover: not a master now
-                conn.disconnect()
-                raise RedisConnectionError("The Redis master is now a replica")
-            raise error
-        return replies
+        """Send the commands at once, read ``count`` replies, then raise the first error reply
+        (``common.redis_exchange.exchange_on``)."""
+        return exchange_on(self.conn, packed, count)
 
 
 class GateMiddleware:

@@ -19,10 +19,17 @@ from flask import g
 from auth_server.context import services
 from auth_server.inputs import is_clean
 from auth_server.oidc import ArtcatOpenIDCode
-from auth_server.refresh import INVALID_REFRESH, Presented, Replay, family_user, rotate
+from auth_server.refresh import (
+    INVALID_REFRESH,
+    FamilyUser,
+    Presented,
+    Renewal,
+    Replay,
+    family_user,
+    rotate,
+)
 from auth_server.server import grace_pairs, request_db
 from auth_server.token_params import TOKEN_METHODS
-from common.models import User
 
 REPLAY_KEY = "refresh_replay"
 
@@ -39,21 +46,33 @@ class RefreshGrant(grants.RefreshTokenGrant):
         """Rotate the client's token (or find the pair a concurrent rotation just issued)."""
         if not is_clean(refresh_token, 512):
             raise InvalidGrantError(description=INVALID_REFRESH)
+        settings = services().settings
+        # The new pair, written by the rotation itself where it can (PostgreSQL). Its access
+        # token has the family's scope and a refresh's lifetime: what ``Server.generate_token``
+        # gives a refresh that names no narrower scope (``Server.save_token`` checks it, and
+        # writes a pair of its own otherwise).
+        renewal = None
+        if not self.request.payload.scope:
+            renewal = Renewal.draw(
+                access_ttl=settings.refresh_access_token_ttl,
+                refresh_ttl=settings.refresh_token_ttl,
+            )
         outcome = rotate(
             request_db(self.request),
             services().stores.tokens,
             grace_pairs(),
             value=refresh_token,
             application_id=self.request.client.app.id,
+            renewal=renewal,
         )
         if isinstance(outcome, Replay):
             g.setdefault(REPLAY_KEY, outcome)
             return outcome.presented
         return outcome
 
-    def authenticate_user(self, refresh_token: Presented) -> User:
+    def authenticate_user(self, refresh_token: Presented) -> FamilyUser:
         """Return the family's user, who must still be enabled (what a token and an ID token
-        read of them only, as a ``User`` that belongs to no session)."""
+        read of them only)."""
         user = family_user(request_db(self.request), refresh_token)
         if user is None or not user.enabled:
             raise InvalidGrantError(description="The user account is disabled.")

@@ -10,7 +10,10 @@ the order of its parameters, the bind processors of its parameters and the resul
 of its columns; a run is then the driver's ``execute`` and ``fetchall``, each value converted
 as SQLAlchemy would convert it, and each row a named tuple read by position or by column name
 like a ``Row``. A text statement (search's) has no column types: its rows are the driver's
-values, as SQLAlchemy returns them, named by the driver. A text statement's list parameters
+values, as SQLAlchemy returns them, named by the driver. An INSERT, UPDATE or DELETE (a token
+request's writes) runs the same way: its rows are those of its RETURNING columns, none without
+(every column of an INSERT built without values must then be given one: it is bound as it is,
+no default computed). A text statement's list parameters
 (``bindparam(name, expanding=True)``: search's kinds and named artists) are written out once
 per length of list, ``IN :ids`` with two ids becoming ``IN (:ids__1, :ids__2)``, each such
 statement prepared in its turn.
@@ -26,7 +29,8 @@ function) runs through ``Connection.execute`` instead: the same rows, at the usu
 This is the one module that runs statements outside ``Connection.execute``. It reads no
 private name of SQLAlchemy's, but it relies on these public names keeping their meaning, and
 ``tests/unit/common/test_prepared.py`` pins them to the versions pyproject.toml allows
-(``CHECKED``): of a compiled select (``statement.compile(dialect=...)``), ``string``,
+(``CHECKED``): of a DML statement, ``exported_columns`` (its RETURNING columns); of a
+result, ``returns_rows``; of a compiled select (``statement.compile(dialect=...)``), ``string``,
 ``positional``, ``positiontup``, ``binds`` and ``escaped_bind_names``; of a ``BindParameter``,
 ``key``, ``required``, ``effective_value``, ``expanding``, ``literal_execute``, ``callable``
 and ``type``; of a type, ``dialect_impl``, ``bind_processor`` and ``result_processor``; of a
@@ -43,7 +47,7 @@ from collections import namedtuple
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Select, TextClause, text
+from sqlalchemy import Connection, Select, TextClause, UpdateBase, text
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.sql.compiler import SQLCompiler as Compiled
@@ -54,7 +58,7 @@ from common.db import note_disconnect
 Processor = Callable[[Any], Any]
 
 
-Statement = Select[Any] | TextClause
+Statement = Select[Any] | TextClause | UpdateBase
 
 # The SQLAlchemy versions this module was checked against: pyproject.toml's range.
 CHECKED = ">=2.0.30,<2.2"
@@ -66,8 +70,8 @@ BOUND_PARAMETER = re.compile(r"(?<![:\w\\]):(\w+)(?![\w:])")
 
 
 class Prepared:
-    """A select of plain rows (or a text statement), built once, compiled once per dialect
-    (see the module)."""
+    """A select of plain rows (or a text statement, or an INSERT, UPDATE or DELETE: its
+    RETURNING rows, none without), built once, compiled once per dialect (see the module)."""
 
     __slots__ = ("_forms", "_lists", "_written", "statement")
 
@@ -97,7 +101,8 @@ class Prepared:
         except KeyError:
             form = self._forms[key] = _Form.compile(self.statement, dialect)
         if form is None:
-            return list(conn.execute(self.statement, values).all())
+            result = conn.execute(self.statement, values)
+            return list(result.all()) if result.returns_rows else []
         return form.run(conn, values or {})
 
     def scalar(self, conn: Connection, values: Mapping[str, Any] | None = None) -> Any:
@@ -149,6 +154,7 @@ class _Form:
         "order",
         "processors",
         "required",
+        "returns",
         "sql",
         "types",
     )
@@ -171,12 +177,23 @@ class _Form:
             for name, bind in binds.items()
             if not bind.required
         }
-        # A select's column types and names; a text statement's rows are named by the driver.
+        # A select's column types and names (a DML statement's RETURNING columns); a text
+        # statement's rows are named by the driver.
         self.types: list[Any] | None = None
         self.make_row: Callable[[Any], Any] | None = None
-        if isinstance(statement, Select):
-            self.types = [c.type for c in statement.selected_columns]
-            self.make_row = _row_type(list(statement.selected_columns.keys()))
+        columns = (
+            statement.selected_columns
+            if isinstance(statement, Select)
+            else statement.exported_columns
+            if isinstance(statement, UpdateBase)
+            else None
+        )
+        if columns is not None:
+            self.types = [c.type for c in columns]
+            names: list[Any] = list(columns.keys())
+            self.make_row = _row_type([str(name) for name in names])
+        # A DML statement without RETURNING has no rows to fetch (psycopg refuses to).
+        self.returns = not isinstance(statement, UpdateBase) or bool(self.types)
         self.processors: list[tuple[int, Processor]] | None = None  # from the first run
 
     @classmethod
@@ -213,7 +230,13 @@ class _Form:
                 for listener in listeners:
                     listener(conn, cursor, self.sql, args, None, False)
             cursor.execute(self.sql, args)
+            if not self.returns:
+                return []
             fetched = cursor.fetchall()
+            if not fetched:
+                # No rows: nothing to convert (and SQLite describes no columns of an UPDATE's
+                # RETURNING that matched no row).
+                return []
             processors = self.processors
             if processors is None:
                 processors = self.processors = self._processors(cursor.description)
@@ -225,7 +248,7 @@ class _Form:
             raise self._failure(conn, dbapi_conn, cursor, error, args) from error
         finally:
             cursor.close()
-        if not processors or not fetched:
+        if not processors:
             return list(map(make_row, fetched))
         # Column by column: each processor mapped over its column, then the rows zipped back
         # (a third of the cost of converting row by row).

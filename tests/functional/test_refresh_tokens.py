@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 import requests
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
-from sqlalchemy import func, select, update
+from sqlalchemy import event, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from auth_server.codes import issue_code
 from auth_server.disabling import set_application_enabled, set_user_enabled
+from auth_server.refresh import Renewal
 from common.models import Application, RefreshFamily, RefreshToken, Token, User
 from common.settings import AuthSettings
 from common.stores import Stores
@@ -122,6 +123,94 @@ def test_a_rotation_chain(
         assert s.scalar(select(func.count()).select_from(RefreshFamily)) == 1
         rows = list(s.scalars(select(RefreshToken)))
     assert len(rows) == 5 and sum(r.rotated_at is None for r in rows) == 1
+
+
+def counts(sessions: sessionmaker[Session]) -> tuple[int, int]:
+    """Return how many access tokens and refresh tokens the database holds."""
+    with sessions() as s:
+        return (
+            s.scalar(select(func.count()).select_from(Token)) or 0,
+            s.scalar(select(func.count()).select_from(RefreshToken)) or 0,
+        )
+
+
+def test_a_refresh_is_one_statement_on_postgresql(
+    auth_server: LiveServer, world: World, stores: Stores, sessions: sessionmaker[Session]
+) -> None:
+    """The rotation writes the new pair itself (``auth_server.refresh.Renewal``): a refresh is
+    one statement and a commit there (its client read from the process's cache); on SQLite
+    four (the family's row with its user's, the claim, and an INSERT each)."""
+    body = refresh(auth_server, world, first_pair(auth_server, world)["refresh_token"]).json()
+    before = counts(sessions)
+    statements: list[str] = []
+
+    def note(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(stores.engine, "before_cursor_execute", note)
+    try:
+        r = refresh(auth_server, world, body["refresh_token"])
+    finally:
+        event.remove(stores.engine, "before_cursor_execute", note)
+    assert r.status_code == 200, r.text
+    assert r.json()["expires_in"] == 3600 and r.json()["scope"] == "offline_access"
+    assert counts(sessions) == (before[0] + 1, before[1] + 1)
+    postgresql = stores.engine.dialect.name == "postgresql"
+    assert len(statements) == (1 if postgresql else 4), statements
+    with sessions() as s:
+        issued = s.scalars(select(Token).where(Token.digest == digest(r.json()["access_token"])))
+        row = issued.one()
+        renewed = s.scalars(
+            select(RefreshToken).where(RefreshToken.digest == digest(r.json()["refresh_token"]))
+        ).one()
+    assert (row.kind, row.user_id, row.application_id) == (
+        "access",
+        world.user_id,
+        world.application_id,
+    )
+    assert renewed.access_token_id == row.id and renewed.rotated_at is None
+    assert renewed.expires_at - renewed.created_at == timedelta(days=30)
+
+
+def test_a_refresh_refused_after_its_rotation_writes_nothing(
+    auth_server: LiveServer, world: World, sessions: sessionmaker[Session]
+) -> None:
+    """A user disabled behind the services' back (their families live on): the rotation and
+    the pair it wrote are rolled back, and the token works again once the user is back."""
+    body = first_pair(auth_server, world)
+    before = counts(sessions)
+    with sessions() as s, s.begin():
+        s.execute(update(User).where(User.id == world.user_id).values(enabled=False))
+    assert_oauth_error(refresh(auth_server, world, body["refresh_token"]), 400, "invalid_grant")
+    assert counts(sessions) == before
+    with sessions() as s, s.begin():
+        s.execute(update(User).where(User.id == world.user_id).values(enabled=True))
+    again = refresh(auth_server, world, body["refresh_token"])
+    assert again.status_code == 200, again.text
+
+
+def test_a_pair_the_rotation_wrote_that_is_not_the_one_described_is_replaced(
+    auth_server: LiveServer,
+    world: World,
+    sessions: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Should the pair drawn before the rotation differ from the token the grant describes
+    (its lifetime here), the grant's own is issued instead, and the other taken back."""
+    draw = Renewal.draw
+
+    def longer(*, access_ttl: int, refresh_ttl: int) -> Renewal:
+        return draw(access_ttl=access_ttl + 60, refresh_ttl=refresh_ttl)
+
+    body = first_pair(auth_server, world)
+    before = counts(sessions)
+    monkeypatch.setattr(Renewal, "draw", longer)
+    r = refresh(auth_server, world, body["refresh_token"])
+    assert r.status_code == 200, r.text
+    assert r.json()["expires_in"] == 3600
+    assert counts(sessions) == (before[0] + 1, before[1] + 1)
+    monkeypatch.undo()
+    assert refresh(auth_server, world, r.json()["refresh_token"]).status_code == 200
 
 
 def test_a_narrower_scope_keeps_the_family(auth_server: LiveServer, world: World) -> None:

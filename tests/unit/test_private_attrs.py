@@ -123,3 +123,23 @@ def test_ruff_refuses_a_private_attribute_in_production_code_only() -> None:
     assert "SLF001" in ruff(PLANTED, "resource_server/planted.py").stdout
     assert ruff(PLANTED, "tests/unit/planted.py").returncode == 0
     assert ruff(OWN, "common/own.py").returncode == 0
+
+
+def test_another_librarys_codec_error_handler_fails(tmp_path: Path) -> None:
+    """A handler a library registers for itself (werkzeug's ``werkzeug.url_quote``) is none of
+    its public interface; Python's own handlers are."""
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "import codecs\n"
+        "from urllib.parse import parse_qsl\n"
+        "a = parse_qsl('a=%FF', errors='werkzeug.url_quote')\n"
+        "b = codecs.lookup_error('werkzeug.url_quote')\n"
+        "c = parse_qsl('a=%FF', errors='strict'), b'x'.decode(errors='replace')\n"
+    )
+    done = check(planted)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2
+    found = "codec error handler 'werkzeug.url_quote' of another library"
+    assert lines[0].endswith(f"planted.py:3: {found}")
+    assert lines[1].endswith(f"planted.py:4: {found}")

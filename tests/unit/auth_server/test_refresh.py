@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import base64
 import time
 from typing import Any
 
+import orjson
 import pytest
-from cryptography.fernet import InvalidToken
+from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from auth_server.keys import vault
-from auth_server.refresh import GracePairs, Presented, grace_cipher, short_lived, wants_refresh
+from auth_server.refresh import (
+    GracePairs,
+    Presented,
+    legacy_grace_cipher,
+    short_lived,
+    wants_refresh,
+)
 from common.models import Application
 from common.settings import MAX_REFRESH_GRACE, AuthSettings, SettingsError
 
@@ -24,6 +34,10 @@ class FakeRedis:
 
     def set(self, key: str, value: bytes, ex: int) -> None:
         self.values[key] = (value, time.monotonic() + ex)
+
+    def execute_command(self, name: str, key: str, value: bytes, ex: str, seconds: int) -> None:
+        assert (name, ex) == ("SET", "EX")
+        self.set(key, value, seconds)
 
     def get(self, key: str) -> bytes | None:
         value, until = self.values.get(key, (b"", 0.0))
@@ -87,14 +101,75 @@ def test_no_grace_period_keeps_nothing() -> None:
 
 def test_garbage_in_redis_is_no_pair() -> None:
     redis = FakeRedis()
-    redis.set(pairs(redis).key("d" * 64), b"not a fernet token", ex=5)
-    assert pairs(redis).recall("d" * 64) is None
-    redis.set(pairs(redis).key("d" * 64), grace_cipher(SECRET).encrypt(b"[1, 2]"), ex=5)
+    key = pairs(redis).key("d" * 64)
+    for garbage in (b"not a sealed pair", b"\x01", b"\x01" + b"\x00" * 40):
+        redis.set(key, garbage, ex=5)
+        assert pairs(redis).recall("d" * 64) is None
+    redis.set(key, pairs(redis).seal_gcm("d" * 64, b"[1, 2]"), ex=5)
     assert pairs(redis).recall("d" * 64) is None  # sealed, but no pair
 
 
+def test_a_pair_opens_under_its_own_key_within_the_grace_period_only() -> None:
+    redis = FakeRedis()
+    kept = pairs(redis, seconds=5)
+    sealed = kept.seal_gcm("d" * 64, b'{"access_token": "a"}')
+    assert kept.open("d" * 64, sealed) == b'{"access_token": "a"}'
+    assert kept.open("e" * 64, sealed) is None  # moved to another token's key
+    tampered = sealed[:-1] + bytes([sealed[-1] ^ 1])
+    assert kept.open("d" * 64, tampered) is None
+    sealed_at = int.from_bytes(sealed[1:9], "big")
+    earlier = sealed[:1] + (sealed_at - 1).to_bytes(8, "big") + sealed[9:]
+    assert kept.open("d" * 64, earlier) is None  # its time is authenticated too
+    old = kept.seal_gcm("d" * 64, b"{}", now=int(time.time()) - 6)
+    assert kept.open("d" * 64, old) is None  # sealed before the grace period
+    redis.set(kept.key("d" * 64), legacy_grace_cipher(SECRET).encrypt(b'{"a": 1}'), ex=5)
+    assert pairs(redis).recall("d" * 64) == {"a": 1}  # sealed with Fernet, before GCM
+
+
+def previous_release_cipher(secret: str) -> Fernet:
+    """The grace pairs' cipher as the release before AES-GCM derives it (kept here verbatim)."""
+    hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=PREVIOUS_INFO)
+    return Fernet(base64.urlsafe_b64encode(hkdf.derive(secret.encode())))
+
+
+PREVIOUS_INFO = b"artcat refresh token grace pairs"
+
+
+def test_the_previous_release_opens_the_pairs_written_now() -> None:
+    """A rolling deploy: a retry that reaches a process of the release before finds the pair
+    (its recall, verbatim: Fernet's decrypt with the grace period as TTL, then JSON)."""
+    redis = FakeRedis()
+    body = {"access_token": "a" * 43, "refresh_token": "r" * 43, "expires_in": 3600}
+    pairs(redis).remember("d" * 64, body)
+    raw = redis.get(pairs(redis).key("d" * 64))
+    assert raw is not None
+    assert orjson.loads(previous_release_cipher(SECRET).decrypt(raw, ttl=5)) == body
+
+
+def test_the_pairs_the_previous_release_wrote_open_now() -> None:
+    redis = FakeRedis()
+    body = {"access_token": "a" * 43, "refresh_token": "r" * 43}
+    sealed = previous_release_cipher(SECRET).encrypt(orjson.dumps(body))
+    redis.set(pairs(redis).key("d" * 64), sealed, ex=5)  # as it remembered them
+    assert pairs(redis).recall("d" * 64) == body
+    late = previous_release_cipher(SECRET).encrypt_at_time(orjson.dumps(body), int(time.time()) - 6)
+    redis.set(pairs(redis).key("d" * 64), late, ex=5)
+    assert pairs(redis).recall("d" * 64) is None  # past the grace period
+
+
+def test_a_pair_written_with_aes_gcm_opens_too() -> None:
+    """What a later release may write (``WRITES_GCM``) opens in this one."""
+    redis = FakeRedis()
+    body = {"access_token": "a" * 43}
+    pairs_gcm = GracePairs(redis, prefix="t", secret_key=SECRET, seconds=5, writes_gcm=True)
+    pairs_gcm.remember("d" * 64, body)
+    raw = redis.get(pairs(redis).key("d" * 64))
+    assert raw is not None and raw[:1] == b"\x01"
+    assert pairs(redis).recall("d" * 64) == body
+
+
 def test_the_grace_key_is_not_the_signing_keys_key() -> None:
-    sealed = grace_cipher(SECRET).encrypt(b"pair")
+    sealed = legacy_grace_cipher(SECRET).encrypt(b"pair")
     with pytest.raises(InvalidToken):
         vault(SECRET).decrypt(sealed)
 

@@ -13,7 +13,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
-from sqlalchemy import Engine, bindparam, create_engine, event, select, text
+from sqlalchemy import Engine, bindparam, create_engine, delete, event, insert, select, text, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, StatementError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -117,6 +117,33 @@ def test_a_select_it_cannot_run_as_compiled_runs_as_usual(engine: Engine) -> Non
         assert [r.id for r in prepared.rows(conn, {"ids": ["c", "a"]})] == ["a", "c"]
         assert [r.id for r in prepared.rows(conn, {"ids": ["b"]})] == ["b"]
     assert list(prepared._forms.values()) == [None]
+
+
+def test_writes_run_as_connection_execute_runs_them(engine: Engine) -> None:
+    """An INSERT binds every value as ``execute`` does; an UPDATE's RETURNING rows are its
+    columns', converted; a DML statement without RETURNING has none."""
+    made = datetime(2025, 5, 6, 7, 8, 9, tzinfo=UTC)
+    new = {"id": "d", "name": "Dome", "size": 5, "shown": True, "made_at": made, "extra": [3]}
+    renamed = (
+        update(Thing)
+        .where(Thing.id == bindparam("key"))
+        .values(name=bindparam("new_name"), made_at=bindparam("when", type_=UTCDateTime()))
+        .returning(Thing.id, Thing.made_at, Thing.extra)
+    )
+    with engine.begin() as conn:
+        none_first = Prepared(renamed)  # its first run returns no row (SQLite: no description)
+        assert none_first.rows(conn, {"key": "none", "new_name": "x", "when": made}) == []
+        assert Prepared(insert(Thing.__table__)).rows(conn, new) == []
+        assert tuple(conn.execute(ONE, {"key": "d"}).one()) == tuple(new.values())
+        got = Prepared(renamed).rows(conn, {"key": "d", "new_name": "Dim", "when": made})
+        assert [tuple(r) for r in got] == [("d", made, [3])] and got[0].made_at == made
+        again = none_first.rows(conn, {"key": "d", "new_name": "Dim", "when": made})
+        assert [tuple(r) for r in again] == [("d", made, [3])]
+        assert Prepared(renamed).rows(conn, {"key": "none", "new_name": "x", "when": made}) == []
+        assert Prepared(delete(Thing).where(Thing.id == "d")).rows(conn) == []
+        assert conn.execute(ONE, {"key": "d"}).first() is None
+        with pytest.raises(ArgumentError):
+            Prepared(insert(Thing.__table__)).rows(conn, {"id": "e"})  # every value is asked
 
 
 def test_scalar_and_missing_values(engine: Engine) -> None:
@@ -251,6 +278,7 @@ def test_the_sqlalchemy_names_it_relies_on_are_those_checked() -> None:
     (required,) = [d for d in project["dependencies"] if d.lower().startswith("sqlalchemy")]
     assert Requirement(required).specifier == SpecifierSet(prepared_module.CHECKED)
     assert Version(version("sqlalchemy")) in SpecifierSet(prepared_module.CHECKED)
+    assert hasattr(update(Thing).returning(Thing.id), "exported_columns")
     compiled = ONE.compile(dialect=sqlite.dialect())
     for name in ("string", "positional", "positiontup", "binds", "escaped_bind_names"):
         assert hasattr(compiled, name), name
@@ -262,6 +290,7 @@ def test_the_sqlalchemy_names_it_relies_on_are_those_checked() -> None:
     engine = create_engine("sqlite://")
     with engine.connect() as conn:
         assert conn.connection.dbapi_connection is not None
+        assert conn.execute(text("SELECT 1")).returns_rows
         assert hasattr(conn.dispatch, "before_cursor_execute") and callable(conn.invalidate)
     assert engine.dialect.loaded_dbapi is not None and callable(engine.dialect.is_disconnect)
     assert callable(DBAPIError.instance)
