@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from artcat.cli.main import main
 from auth_server.accounts import authenticate_client
 from common.db import make_sessionmaker
 from common.models import Application, Artist, User
+from tests.functional.process_support import free_port
 
 pytestmark = pytest.mark.functional
 
@@ -119,6 +123,36 @@ def test_cli_errors_are_clear(env: dict[str, str]) -> None:
         input="vermilion ochre umber\n",
     )
     assert dup.exit_code != 0 and "taken" in dup.output
+
+
+def artcat(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m artcat`` (the entry point an operator runs) in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "artcat", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_an_unreachable_store_is_one_error_line_and_changes_nothing(env: dict[str, str]) -> None:
+    port = free_port()  # nothing listens there
+    run(env, "db", "upgrade")
+    run(env, "users", "create", "--email", "a@b.c", "--name", "A", stdin="vermilion ochre umber\n")
+    closed = f"redis://127.0.0.1:{port}/0"
+    create = ["apps", "create", "--name", "x", "--owner", "a@b.c", "--no-browser-flow"]
+    refused = artcat({**env, "REDIS_URL": closed}, *create)
+    assert refused.returncode == 1, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert "Error: Redis could not be reached, so the application was not changed" in (
+        refused.stderr
+    )
+    assert "no applications" in run(env, "apps", "list")
+    gone = artcat({**env, "DATABASE_URL": f"postgresql://nobody@127.0.0.1:{port}/x"}, *create)
+    assert gone.returncode == 1 and "Traceback" not in gone.stderr
+    assert "Error: the database could not be reached" in gone.stderr
 
 
 def test_users_create_leaves_the_address_unconfirmed_unless_the_operator_vouches(
