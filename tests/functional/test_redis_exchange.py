@@ -1,16 +1,20 @@
 """Redis round trips through ``common.redis_exchange``: replies in order, errors raised once
-all are read, and a client's exchange freed with the client."""
+all are read, a closed connection connected anew, a replica's refusal a connection error, and
+a client's exchange freed with the client."""
 
 from __future__ import annotations
 
 import gc
+import os
 import weakref
 
 import pytest
 from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from common.redis_exchange import exchange_of
+from tests.functional.process_support import free_port, private_redis
 
 pytestmark = pytest.mark.functional
 
@@ -39,3 +43,28 @@ def test_a_client_is_freed_with_its_exchange(redis_client: Redis) -> None:
     del client
     gc.collect()
     assert gone() is None
+
+
+def test_a_kept_connection_redis_closed_is_connected_anew(redis_client: Redis) -> None:
+    """A connection kept between exchanges that Redis closed meanwhile (a restart, a timeout,
+    CLIENT KILL) fails on its next use: the exchange tries once more on it, connected anew."""
+    exchange = exchange_of(redis_client)
+    name = f"artcat-exchange-{os.getpid()}"
+    assert exchange.run([("CLIENT", "SETNAME", name)]) == [b"OK"]
+    (kept,) = [c["id"] for c in redis_client.client_list() if c["name"] == name]
+    assert redis_client.client_kill_filter(_id=kept) == 1
+    assert exchange.run([("PING",)]) == [b"PONG"]
+
+
+def test_a_master_turned_replica_is_a_connection_error() -> None:
+    """A Redis that answers READONLY is no longer the master (a Sentinel failover): the
+    exchange drops the connection and raises a connection error, as redis-py does, so that the
+    services answer 503 and look the master up again."""
+    with private_redis("--replicaof", "127.0.0.1", str(free_port())) as replica:
+        client = replica.client()
+        try:
+            with pytest.raises(RedisConnectionError, match="replica"):
+                exchange_of(client).run([("SET", "artcat-test:exchange", b"1")])
+            assert exchange_of(client).run([("PING",)]) == [b"PONG"]  # connected anew
+        finally:
+            client.close()
