@@ -114,18 +114,18 @@ class TokenPath:
                 req = app.request_class(environ)
                 req.json_module = app.json
                 mark = bare_request.set(req)
-                reset = False
                 try:
                     app.extensions["artcat.cleanup"].ensure_started()
                     server: Server = app.extensions[EXTENSION_KEY]
                     status, payload, headers = server.create_token_response(OAuthRequest(req))
                 except Exception as ex:  # every error goes to Flask's handling (logged in here)
-                    bare_request.reset(mark)
-                    reset = True
-                    return self.failed(environ, start_response, ex)
+                    failure: Exception | None = ex
+                else:
+                    failure = None
                 finally:
-                    if not reset:
-                        bare_request.reset(mark)
+                    bare_request.reset(mark)  # Flask's request answers from here on
+                if failure is not None:
+                    return self.failed(environ, start_response, failure)
                 return self.render(start_response, status, payload, headers)
             finally:
                 close_request_db()

@@ -6,8 +6,6 @@ runs around a request are those the module accounts for."""
 from __future__ import annotations
 
 import base64
-import io
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +19,7 @@ from auth_server.app import create_app
 from auth_server.refresh import issue_refresh, start_family
 from auth_server.server import close_request_db
 from auth_server.token_path import BARE_AFTER_HOOKS, BARE_HOOKS, TokenPath, taken
+from bench.refresh_cpu import environ as form_post
 from common.observability import ROUTE_KEY
 from common.settings import AuthSettings
 from common.stores import Stores
@@ -29,26 +28,12 @@ from tests.functional.oauth_support import serve_auth as serve
 
 pytestmark = pytest.mark.functional
 PATH = "/oauth2/access_token"
-FORM = "application/x-www-form-urlencoded"
 
 
 def environ(body: bytes, **extra: str) -> dict[str, Any]:
-    """Return the environ of a form POST to the token endpoint."""
-    env: dict[str, Any] = {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": PATH,
-        "QUERY_STRING": "",
-        "SERVER_NAME": "127.0.0.1",
-        "SERVER_PORT": "8000",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "127.0.0.1",
-        "HTTP_HOST": "127.0.0.1:8000",
-        "CONTENT_TYPE": FORM,
-        "CONTENT_LENGTH": str(len(body)),
-        "wsgi.url_scheme": "http",
-        "wsgi.input": io.BytesIO(body),
-        "wsgi.errors": sys.stderr,
-    }
+    """Return the environ of a form POST to the token endpoint (the benchmark's), with
+    ``extra``."""
+    env = form_post(body)
     env.update(extra)
     return env
 
