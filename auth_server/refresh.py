@@ -62,7 +62,14 @@ from common.api.prepared import Prepared
 from common.db import insert_rows
 from common.ids import new_id, utcnow
 from common.models import Application, RefreshFamily, RefreshToken, Token, User
-from common.tokens import TOKENS, IssuedToken, TokenRow, TokenStore, digest, generate_secret
+from common.tokens import (
+    TOKENS,
+    IssuedToken,
+    TokenStore,
+    digest,
+    generate_secret,
+    issued_token,
+)
 
 ACCESS = "access"  # the kind of the access tokens a refresh issues (a user's)
 INVALID_REFRESH = "The refresh token is invalid, expired, revoked or was issued to another client."
@@ -201,19 +208,16 @@ class Renewal:
 
     def written(self, *, application_id: str, user_id: str, scope: str) -> Renewed:
         """Return the pair as the rotation wrote it for this family."""
-        values: dict[str, Any] = {
-            "id": self.access_id,
-            "digest": digest(self.access_value),
-            "kind": ACCESS,
-            "application_id": application_id,
-            "user_id": user_id,
-            "scope": scope,
-            "code_id": None,
-            "created_at": self.now,
-            "expires_at": self.now + timedelta(seconds=self.access_ttl),
-            "expired_at": None,
-        }
-        access = IssuedToken(self.access_value, TokenRow(**values), values)
+        access = issued_token(
+            self.access_value,
+            self.access_id,
+            self.now,
+            kind=ACCESS,
+            application_id=application_id,
+            user_id=user_id,
+            ttl=self.access_ttl,
+            scope=scope,
+        )
         return Renewed(access, self.refresh_value, self.refresh_id, self.access_ttl)
 
 

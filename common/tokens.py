@@ -157,6 +157,34 @@ class IssuedToken:
         return dict(self.columns)
 
 
+def issued_token(
+    value: str,
+    token_id: str,
+    now: datetime,
+    *,
+    kind: str,
+    application_id: str,
+    user_id: str | None,
+    ttl: int,
+    scope: str = "",
+    code_id: str | None = None,
+) -> IssuedToken:
+    """Return the token of ``value`` and ``token_id``, issued at ``now`` (its row's values)."""
+    values: dict[str, Any] = {
+        "id": token_id,
+        "digest": digest(value),
+        "kind": kind,
+        "application_id": application_id,
+        "user_id": user_id,
+        "scope": scope,
+        "code_id": code_id,
+        "created_at": now,
+        "expires_at": now + timedelta(seconds=ttl),
+        "expired_at": None,
+    }
+    return IssuedToken(value, TokenRow(**values), values)
+
+
 class TokenStore:
     """Issue, look up and expire tokens through SQL and Redis."""
 
@@ -193,21 +221,17 @@ class TokenStore:
     ) -> IssuedToken:
         """Return a new token, not yet written: ``issue`` writes one, and a caller that writes
         other rows with it passes ``values()`` to ``common.db.insert_rows``."""
-        value = generate_secret()
-        now = utcnow()
-        values: dict[str, Any] = {
-            "id": new_id(),
-            "digest": digest(value),
-            "kind": kind,
-            "application_id": application_id,
-            "user_id": user_id,
-            "scope": scope,
-            "code_id": code_id,
-            "created_at": now,
-            "expires_at": now + timedelta(seconds=ttl),
-            "expired_at": None,
-        }
-        return IssuedToken(value, TokenRow(**values), values)
+        return issued_token(
+            generate_secret(),
+            new_id(),
+            utcnow(),
+            kind=kind,
+            application_id=application_id,
+            user_id=user_id,
+            ttl=ttl,
+            scope=scope,
+            code_id=code_id,
+        )
 
     def issue(self, session: Session | Connection, **token: Any) -> IssuedToken:
         """Insert a new token (``new``'s arguments) in the caller's transaction; publish it once
