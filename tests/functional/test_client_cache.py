@@ -77,8 +77,7 @@ def test_an_unknown_version_reads_the_database(
     cache.get(w.client_id)  # filed under the new version
     cache.get(w.client_id)
     assert reads == [w.client_id] * 3
-    unreachable = Redis(port=1, socket_connect_timeout=0.2, socket_timeout=0.2)
-    assert current_version(unreachable, prefix) is None
+    assert current_version(unreachable_redis(), prefix) is None
 
 
 def test_an_application_is_read_again_after_the_ttl(
