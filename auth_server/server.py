@@ -25,11 +25,11 @@ from sqlalchemy.orm import Session
 from auth_server.audit import audit
 from auth_server.clients import OAuthClient, query_client
 from auth_server.context import bare_request, current_request, issuer, services
+from auth_server.grace_pairs import GracePairs
 from auth_server.inputs import is_clean
 from auth_server.oauth import BEARER, error_response, parse_scope, token_ttl
 from auth_server.params import FORM, JSON, form_pairs, json_body, request_params
 from auth_server.refresh import (
-    GracePairs,
     Presented,
     Renewed,
     discard_renewed,

@@ -12,14 +12,9 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from auth_server.grace_pairs import GracePairs, legacy_grace_cipher
 from auth_server.keys import vault
-from auth_server.refresh import (
-    GracePairs,
-    Presented,
-    legacy_grace_cipher,
-    short_lived,
-    wants_refresh,
-)
+from auth_server.refresh import Presented, short_lived, wants_refresh
 from common.models import Application
 from common.settings import MAX_REFRESH_GRACE, AuthSettings, SettingsError
 
